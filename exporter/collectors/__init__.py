@@ -1,0 +1,9 @@
+"""One module per source system. ``REGISTRY`` maps a collector's name to its class, in exposition order."""
+
+from __future__ import annotations
+
+from ..collector import Collector
+from .host import HostCollector
+from .process import ProcessCollector
+
+REGISTRY: dict[str, type[Collector]] = {cls.name: cls for cls in (HostCollector, ProcessCollector)}

@@ -1,0 +1,176 @@
+"""Reading and parsing the Linux /proc files the host and process collectors need.
+
+Each parser takes the file's text and returns plain data, so it is tested on recorded text; each file is
+read once per collection.  The root is configurable (``paths.procfs``) so that a container can read the
+host's /proc mounted elsewhere, and so that golden tests can point the collectors at a recorded tree.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+SECTOR_BYTES = 512  # /proc/diskstats always counts 512-byte sectors, whatever the device's sector size
+
+CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def read_text(path: str) -> str:
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", "replace")
+
+
+@dataclass
+class Stat:
+    """/proc/stat: CPU times (seconds) per CPU and mode, and the vmstat system counters."""
+
+    cpus: dict[str, dict[str, float]] = field(default_factory=dict)  # "0" -> mode -> seconds
+    guest: dict[str, dict[str, float]] = field(default_factory=dict)  # "0" -> {"user", "nice"} -> seconds
+    context_switches: float | None = None
+    interrupts: float | None = None
+    forks: float | None = None
+    procs_running: float | None = None
+    procs_blocked: float | None = None
+    boot_time: float | None = None
+
+
+def parse_stat(text: str, user_hz: int = USER_HZ) -> Stat:
+    stat = Stat()
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        key = parts[0]
+        if key.startswith("cpu") and key != "cpu":
+            cpu = key[3:]
+            values = [int(v) for v in parts[1:11]]
+            values += [0] * (10 - len(values))
+            stat.cpus[cpu] = {mode: values[i] / user_hz for i, mode in enumerate(CPU_MODES)}
+            stat.guest[cpu] = {"user": values[8] / user_hz, "nice": values[9] / user_hz}
+        elif key == "ctxt":
+            stat.context_switches = float(parts[1])
+        elif key == "intr":
+            stat.interrupts = float(parts[1])
+        elif key == "processes":
+            stat.forks = float(parts[1])
+        elif key == "procs_running":
+            stat.procs_running = float(parts[1])
+        elif key == "procs_blocked":
+            stat.procs_blocked = float(parts[1])
+        elif key == "btime":
+            stat.boot_time = float(parts[1])
+    return stat
+
+
+def parse_key_values(text: str) -> dict[str, int]:
+    """/proc/vmstat (``name value`` lines)."""
+    result = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                result[parts[0]] = int(parts[1])
+            except ValueError:
+                continue
+    return result
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """/proc/meminfo in bytes (``MemTotal:  16305516 kB``)."""
+    result = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if not parts:
+            continue
+        try:
+            value = int(parts[0])
+        except ValueError:
+            continue
+        if len(parts) > 1 and parts[1] == "kB":
+            value *= 1024
+        result[name.strip()] = value
+    return result
+
+
+@dataclass
+class DiskStats:
+    device: str
+    reads_completed: int
+    reads_merged: int
+    sectors_read: int
+    read_ms: int
+    writes_completed: int
+    writes_merged: int
+    sectors_written: int
+    write_ms: int
+    io_now: int
+    io_ms: int
+    io_weighted_ms: int
+    discards_completed: int | None = None
+    discards_merged: int | None = None
+    sectors_discarded: int | None = None
+    discard_ms: int | None = None
+    flushes_completed: int | None = None
+    flush_ms: int | None = None
+
+
+def parse_diskstats(text: str) -> list[DiskStats]:
+    """/proc/diskstats: 14 fields up to 4.18, 18 from 4.18 (discards), 20 from 5.5 (flushes)."""
+    disks = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 14:
+            continue
+        try:
+            nums = [int(v) for v in parts[3:]]
+        except ValueError:
+            continue
+        disk = DiskStats(parts[2], *nums[:11])
+        if len(nums) >= 15:
+            disk.discards_completed, disk.discards_merged, disk.sectors_discarded, disk.discard_ms = nums[11:15]
+        if len(nums) >= 17:
+            disk.flushes_completed, disk.flush_ms = nums[15:17]
+        disks.append(disk)
+    return disks
+
+
+def parse_loadavg(text: str) -> tuple[float, float, float]:
+    parts = text.split()
+    return float(parts[0]), float(parts[1]), float(parts[2])
+
+
+@dataclass
+class ProcStat:
+    """The fields of /proc/<pid>/stat the process groups use."""
+
+    pid: int
+    comm: str
+    state: str
+    utime: int  # clock ticks
+    stime: int
+    threads: int
+    starttime: int  # clock ticks after boot
+    rss_pages: int
+
+
+def parse_pid_stat(text: str) -> ProcStat:
+    # comm is in parentheses and may itself contain spaces and parentheses: split at the last ')'.
+    open_paren = text.index("(")
+    close_paren = text.rindex(")")
+    pid = int(text[:open_paren])
+    comm = text[open_paren + 1:close_paren]
+    rest = text[close_paren + 2:].split()
+    # rest[0] is field 3 (state); field N is rest[N - 3]
+    return ProcStat(
+        pid=pid,
+        comm=comm,
+        state=rest[0],
+        utime=int(rest[11]),
+        stime=int(rest[12]),
+        threads=int(rest[17]),
+        starttime=int(rest[19]),
+        rss_pages=int(rest[21]),
+    )

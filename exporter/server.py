@@ -1,0 +1,97 @@
+"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors and a landing page."""
+
+from __future__ import annotations
+
+from html import escape
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE
+
+from . import __version__
+from .collectors import REGISTRY
+from .scheduler import Scheduler
+
+
+def wants_openmetrics(accept: str) -> bool:
+    """True when the client lists application/openmetrics-text with a non-zero weight."""
+    for part in accept.split(","):
+        media, *params = [p.strip() for p in part.split(";")]
+        if media != "application/openmetrics-text":
+            continue
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip() == "q":
+                try:
+                    if float(value) == 0:
+                        break
+                except ValueError:
+                    break
+        else:
+            return True
+    return False
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    for part in accept_encoding.split(","):
+        coding, *params = [p.strip() for p in part.split(";")]
+        if coding.lower() in ("gzip", "x-gzip"):
+            return not any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params)
+    return False
+
+
+def create_app(scheduler: Scheduler, config) -> FastAPI:
+    app = FastAPI(title="middleware-exporter", version=__version__, docs_url=None, redoc_url=None,
+                  openapi_url="/api/v1/openapi.json")
+    enabled = set(scheduler.states)
+
+    @app.get("/metrics")
+    async def metrics(request: Request) -> Response:
+        openmetrics = wants_openmetrics(request.headers.get("accept", ""))
+        compress = accepts_gzip(request.headers.get("accept-encoding", ""))
+        body = scheduler.render(openmetrics=openmetrics, compress=compress)
+        headers = {"Vary": "Accept, Accept-Encoding"}
+        if compress:
+            headers["Content-Encoding"] = "gzip"
+        media = OPENMETRICS_CONTENT_TYPE if openmetrics else CONTENT_TYPE_LATEST
+        return Response(content=body, headers=headers, media_type=media)
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        ready, pending = scheduler.ready()
+        body = {"status": "ready" if ready else "starting", "pending_collectors": pending}
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    @app.get("/api/v1/collectors")
+    async def collectors() -> list[dict]:
+        result = scheduler.status()
+        for name, cls in REGISTRY.items():
+            if name not in enabled:
+                result.append({"name": name, "description": cls.description, "enabled": False})
+        return result
+
+    @app.get("/", response_class=HTMLResponse)
+    async def landing() -> str:
+        rows = "".join(
+            f"<tr><td>{escape(c['name'])}</td><td>{'yes' if c['enabled'] else 'no'}</td>"
+            f"<td>{escape(str(c.get('last_success', '')))}</td><td>{escape(c['description'])}</td></tr>"
+            for c in await collectors()
+        )
+        return (
+            "<!doctype html><html><head><meta charset='utf-8'><title>middleware-exporter</title></head><body>"
+            f"<h1>middleware-exporter {escape(__version__)}</h1>"
+            "<p>Prometheus exporter for HPOM, Oracle, IBM MQ, VHI and Domino servers.</p><ul>"
+            "<li><a href='/metrics'>/metrics</a>: Prometheus exposition</li>"
+            "<li><a href='/healthz'>/healthz</a>: process alive</li>"
+            "<li><a href='/readyz'>/readyz</a>: configuration loaded, first collection done</li>"
+            "<li><a href='/api/v1/collectors'>/api/v1/collectors</a>: collector status (JSON)</li></ul>"
+            "<table border='1' cellpadding='4'><tr><th>collector</th><th>enabled</th><th>last run ok</th>"
+            f"<th>what it collects</th></tr>{rows}</table></body></html>"
+        )
+
+    return app
