@@ -6,12 +6,14 @@ from html import escape
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE
 
 from . import __version__
 from .collectors import REGISTRY
 from .scheduler import Scheduler
+
+# The classic text format that generate_latest() writes and Prometheus 2.x parses.
+TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def wants_openmetrics(accept: str) -> bool:
@@ -54,7 +56,7 @@ def create_app(scheduler: Scheduler, config) -> FastAPI:
         headers = {"Vary": "Accept, Accept-Encoding"}
         if compress:
             headers["Content-Encoding"] = "gzip"
-        media = OPENMETRICS_CONTENT_TYPE if openmetrics else CONTENT_TYPE_LATEST
+        media = OPENMETRICS_CONTENT_TYPE if openmetrics else TEXT_CONTENT_TYPE
         return Response(content=body, headers=headers, media_type=media)
 
     @app.get("/healthz")

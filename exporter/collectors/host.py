@@ -77,7 +77,7 @@ SPECS = [
     _g("memory_free_bytes", "Unused memory (MemFree; vmstat free)."),
     _g("memory_buffers_bytes", "Block-device buffers (Buffers; vmstat buff)."),
     _g("memory_cached_bytes", "Page cache plus reclaimable slab (Cached + SReclaimable; vmstat cache)."),
-    _g("memory_used_bytes", "Memory in use: total minus free, buffers and cache (as free(1) shows it)."),
+    _g("memory_used_bytes", "Memory in use: MemTotal - MemAvailable (as free(1) of procps 4 shows it)."),
     _g("memory_shared_bytes", "Shared memory and tmpfs (Shmem)."),
     _g("swap_total_bytes", "Swap space configured (SwapTotal)."),
     _g("swap_used_bytes", "Swap space in use (SwapTotal - SwapFree; vmstat swpd)."),
@@ -90,7 +90,7 @@ SPECS = [
     _c("page_scans_total",
        "Pages scanned by memory reclaim, including cgroup-limited reclaim (pgscan_anon + pgscan_file; "
        "pgscan_kswapd + pgscan_direct on kernels without them).", note="vmstat/sar scan rate: rate()"),
-    _c("page_scans_by_reclaimer_total", "Pages scanned by global reclaim, by reclaimer (kswapd, direct, khugepaged).",
+    _c("page_scans_by_reclaimer_total", "Pages scanned by global reclaim, by reclaimer (kswapd, direct, khugepaged, proactive).",
        ("reclaimer",)),
     _c("page_steals_total", "Pages reclaimed (pgsteal_anon + pgsteal_file, or kswapd + direct)."),
     _c("oom_kills_total", "Processes killed by the out-of-memory killer."),
@@ -218,7 +218,7 @@ class HostCollector(Collector):
         # Per-reclaimer counters (pre-4.x kernels split them by zone: pgscan_kswapd_normal, ...).
         by_reclaimer: dict[str, int] = {}
         for key, value in vm.items():
-            for reclaimer in ("kswapd", "direct", "khugepaged"):
+            for reclaimer in ("kswapd", "direct", "khugepaged", "proactive"):
                 if key == f"pgscan_{reclaimer}" or key.startswith(f"pgscan_{reclaimer}_"):
                     if key.startswith("pgscan_direct_throttle"):
                         continue

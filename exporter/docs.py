@@ -1,0 +1,103 @@
+"""Generate the README's metrics and configuration references from the code.
+
+    python -m exporter.docs            # rewrite the generated sections of README.md
+    python -m exporter.docs --check    # exit 1 if README.md is stale (the test suite runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from pydantic import BaseModel
+
+from .collector import Context
+from .collectors import REGISTRY
+from .config import LogSettings, PathSettings, WebSettings
+from .scheduler import SELF_SPECS
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+SECTIONS = ("metrics", "config")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def metrics_reference() -> str:
+    lines = []
+    groups: list[tuple[str, str, list]] = [("exporter", "The exporter itself (always on).", SELF_SPECS)]
+    for name, cls in REGISTRY.items():
+        collector = cls(cls.Settings(), Context())
+        groups.append((name, cls.description, collector.specs()))
+    for name, description, specs in groups:
+        lines.append(f"#### `{name}`: {description}\n")
+        lines.append("| metric | type | labels | meaning | PromQL / use |")
+        lines.append("|---|---|---|---|---|")
+        for spec in specs:
+            labels = ", ".join(f"`{label}`" for label in spec.labels) or "-"
+            lines.append(f"| `{spec.name}` | {spec.type} | {labels} | {_cell(spec.help)} | {_cell(spec.unit_note)} |")
+        lines.append("")
+    lines.append("The exporter also serves `process_*` metrics about itself (CPU, resident memory, open files).")
+    return "\n".join(lines)
+
+
+def _default(field) -> str | None:
+    """The default as shown in the table, or None for a nested section."""
+    value = field.default_factory() if field.default_factory is not None else field.default
+    if isinstance(value, BaseModel):
+        return None
+    if isinstance(value, list):
+        return f"{len(value)} built-in entries" if value else "`[]`"
+    return f"`{_cell(repr(value))}`"
+
+
+def _rows(prefix: str, model: type[BaseModel]) -> list[str]:
+    rows = []
+    for name, field in model.model_fields.items():
+        shown = _default(field)
+        if shown is not None:
+            rows.append(f"| `{prefix}{name}` | {shown} | {_cell(field.description or '')} |")
+    return rows
+
+
+def config_reference() -> str:
+    lines = ["| key | default | meaning |", "|---|---|---|"]
+    lines += _rows("web.", WebSettings)
+    lines += _rows("paths.", PathSettings)
+    lines += _rows("log.", LogSettings)
+    for name, cls in REGISTRY.items():
+        lines += _rows(f"collectors.{name}.", cls.Settings)
+    return "\n".join(lines)
+
+
+def render_readme(text: str) -> str:
+    generated = {"metrics": metrics_reference(), "config": config_reference()}
+    for section in SECTIONS:
+        begin = f"<!-- BEGIN GENERATED {section} (python -m exporter.docs) -->"
+        end = f"<!-- END GENERATED {section} -->"
+        if begin not in text or end not in text:
+            raise SystemExit(f"README.md lacks the markers for the generated {section} section")
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = f"{head}{begin}\n{generated[section]}\n{end}{tail}"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail if README.md is not up to date")
+    args = parser.parse_args(argv)
+    current = README.read_text()
+    wanted = render_readme(current)
+    if args.check:
+        if current != wanted:
+            print("README.md is stale: run `python -m exporter.docs`", file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(wanted)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 5.0):
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def require_binary(*names: str) -> str:
+    """The path of the first binary found; in CI a missing one fails the test instead of skipping it."""
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    message = f"{names[0]} not installed (apt-get install {'prometheus' if 'promtool' in names else names[0]})"
+    if os.environ.get("CI"):
+        pytest.fail(message + "; CI must install it (see scripts/test)")
+    pytest.skip(message)
+
+
+class RunningExporter:
+    def __init__(self, proc: subprocess.Popen, port: int, log_path: Path) -> None:
+        self.proc = proc
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.log_path = log_path
+
+    def get(self, path: str, headers: dict[str, str] | None = None):
+        return http_get(self.base + path, headers)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def start_exporter(tmp_path):
+    """Start ``python -m exporter run`` as a real process on a loopback port; stopped after the test."""
+    started: list[RunningExporter] = []
+
+    def start(*args: str, config: str | None = None, env: dict[str, str] | None = None,
+              wait_ready: bool = True) -> RunningExporter:
+        port = free_port()
+        argv = [sys.executable, "-m", "exporter", "run", "--web.listen-address", f"127.0.0.1:{port}", *args]
+        if config is not None:
+            path = tmp_path / f"config-{port}.yaml"
+            path.write_text(config)
+            argv += ["--config", str(path)]
+        log_path = tmp_path / f"exporter-{port}.log"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+        full_env.update(env or {})
+        with open(log_path, "wb") as log_file:
+            proc = subprocess.Popen(argv, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=full_env)
+        running = RunningExporter(proc, port, log_path)
+        started.append(running)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"exporter exited with {proc.returncode}:\n{running.log()}")
+            try:
+                status, _, _ = running.get("/readyz" if wait_ready else "/healthz")
+                if status == 200:
+                    return running
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"exporter not ready within 30 s:\n{running.log()}")
+
+    yield start
+    for running in started:
+        running.proc.terminate()
+        try:
+            running.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            running.proc.kill()
+            running.proc.wait()

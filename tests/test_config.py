@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+from pydantic import SecretStr
+
+from exporter.cli import make_redactor
+from exporter.collector import StrictModel
+from exporter.config import ConfigError, load_config, masked_dump, parse_listen_address
+
+from .conftest import REPO
+
+
+def _load(tmp_path, text: str, environ: dict[str, str] | None = None, overrides=None):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return load_config(path, environ=environ or {}, overrides=overrides)
+
+
+def test_defaults_without_a_file_enable_host_and_process():
+    config = load_config(None, environ={})
+    assert config.collectors.host.enabled and config.collectors.process.enabled
+    assert config.web.listen_address == ":19462"
+    assert {g.name for g in config.collectors.process.groups} >= {"hpom_java_gui", "ibmmq", "oracle"}
+
+
+def test_unknown_key_names_the_key(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  host:\n    intervall: 5\n")
+    assert "collectors.host.intervall: unknown key" in str(err.value)
+    assert "config file" in str(err.value)
+
+
+def test_wrong_type_names_the_key_and_value(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  process:\n    interval: often\n")
+    message = str(err.value)
+    assert "collectors.process.interval" in message
+    assert "'often'" in message and "not a duration" in message
+
+
+def test_durations_accept_units(tmp_path):
+    config = _load(tmp_path, "collectors:\n  process:\n    interval: 2m\n    timeout: 1500ms\n")
+    assert config.collectors.process.interval == 120
+    assert config.collectors.process.timeout == 1.5
+
+
+def test_timeout_longer_than_interval_is_rejected(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  host:\n    interval: 5\n    timeout: 10\n")
+    assert "collectors.host" in str(err.value) and "must not exceed interval" in str(err.value)
+
+
+def test_invalid_yaml_reports_the_line(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  host: [unclosed\n")
+    assert "not valid YAML" in str(err.value) and "line" in str(err.value)
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        _load(tmp_path, "- a\n- b\n")
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "nope.yaml", environ={})
+
+
+def test_environment_overrides_file_and_flags_override_environment(tmp_path):
+    env = {"MIDDLEWARE_EXPORTER_COLLECTORS__PROCESS__INTERVAL": "30",
+           "MIDDLEWARE_EXPORTER_COLLECTORS__HOST__ENABLED": "false",
+           "MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS": "127.0.0.1:1111"}
+    config = _load(tmp_path, "collectors:\n  process:\n    interval: 20\n", environ=env,
+                   overrides={("web", "listen_address"): "127.0.0.1:2222"})
+    assert config.collectors.process.interval == 30
+    assert config.collectors.host.enabled is False
+    assert config.web.listen_address == "127.0.0.1:2222"
+
+
+def test_bad_environment_value_names_the_variable(tmp_path):
+    env = {"MIDDLEWARE_EXPORTER_COLLECTORS__HOST__MAX_SERIES": "lots"}
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "{}\n", environ=env)
+    assert "collectors.host.max_series" in str(err.value)
+    assert "environment variable MIDDLEWARE_EXPORTER_COLLECTORS__HOST__MAX_SERIES" in str(err.value)
+
+
+def test_process_group_validation(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  process:\n    extra_groups:\n"
+                        "      - name: broker\n        names: [DataFlowEngineLong]\n")
+    assert "collectors.process.extra_groups.0.names" in str(err.value) and "15 characters" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  process:\n    extra_groups:\n      - name: x\n        comm: '(['\n")
+    assert "invalid regular expression" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  process:\n    extra_groups:\n      - name: hpom_java_gui\n"
+                        "        names: [java]\n")
+    assert "defined twice" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  process:\n    extra_groups:\n      - name: x\n")
+    assert "needs names, comm or cmdline" in str(err.value)
+
+
+def test_listen_address_forms():
+    assert parse_listen_address(":19462") == ("0.0.0.0", 19462)
+    assert parse_listen_address("127.0.0.1:80") == ("127.0.0.1", 80)
+    assert parse_listen_address("[::1]:9") == ("::1", 9)
+    for bad in ("19462", "host:99999", "a:b"):
+        with pytest.raises(ValueError):
+            parse_listen_address(bad)
+
+
+class _WithSecrets(StrictModel):
+    user: str = "monitor"
+    password: SecretStr = SecretStr("s3cr3t-Passw0rd")
+    api_token: str = "tok-123"
+
+
+class _Outer(StrictModel):
+    db: _WithSecrets = _WithSecrets()
+
+
+def test_secrets_are_masked_and_redacted():
+    dumped = masked_dump(_Outer())
+    text = yaml.safe_dump(dumped)
+    assert "s3cr3t-Passw0rd" not in text and "tok-123" not in text
+    assert dumped["db"]["user"] == "monitor"
+    redact = make_redactor(_Outer())
+    assert redact("ORA-01017 for monitor/s3cr3t-Passw0rd") == "ORA-01017 for monitor/********"
+
+
+def test_secret_values_are_not_echoed_in_errors(tmp_path):
+    from exporter.config import _format_errors
+    from pydantic import ValidationError
+
+    class M(StrictModel):
+        password: int = 0
+
+    try:
+        M.model_validate({"password": "hunter2-secret"})
+    except ValidationError as exc:
+        message = _format_errors(exc, {}, "config file x")
+    assert "password" in message and "hunter2-secret" not in message
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "exporter", *args], cwd=REPO, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60, env={"PATH": "/usr/bin:/bin", **(env or {})})
+
+
+def test_check_config_cli(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text((REPO / "examples" / "config.yaml").read_text())
+    result = _cli("check-config", "--config", str(good))
+    assert result.returncode == 0, result.stderr
+    effective = yaml.safe_load(result.stdout)
+    assert effective["collectors"]["host"]["enabled"] is True
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("collectors:\n  hots: {}\n")
+    result = _cli("check-config", "--config", str(bad))
+    assert result.returncode == 2
+    assert "collectors.hots: unknown key" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_run_with_invalid_config_fails_at_start(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("web:\n  listen_address: nowhere\n")
+    result = _cli("--config", str(bad))
+    assert result.returncode == 2
+    assert "web.listen_address" in result.stderr and "not host:port" in result.stderr
+
+
+def test_collector_flags_enable_and_disable():
+    result = _cli("check-config", "--no-collector.process")
+    assert result.returncode == 0
+    assert yaml.safe_load(result.stdout)["collectors"]["process"]["enabled"] is False

@@ -1,0 +1,105 @@
+"""The real exporter process, started with no configuration, over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from .conftest import require_binary
+
+pytestmark = pytest.mark.integration
+
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+@pytest.fixture
+def exporter(start_exporter):
+    return start_exporter()
+
+
+def test_default_run_serves_host_and_process_metrics(exporter):
+    status, headers, body = exporter.get("/metrics")
+    assert status == 200
+    assert headers["content-type"].startswith("text/plain; version=0.0.4")
+    names = {f.name for f in text_string_to_metric_families(body.decode())}
+    assert {"middleware_host_cpu_seconds", "middleware_host_memory_total_bytes", "middleware_host_disk_io_time_seconds",
+            "middleware_process_group_processes", "middleware_scrape_collector_success",
+            "middleware_exporter_build_info", "process_resident_memory_bytes"} <= names
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="host"} 1.0' in text
+    assert 'middleware_scrape_collector_success{collector="process"} 1.0' in text
+
+
+def test_gzip_and_openmetrics_negotiation(exporter):
+    status, headers, body = exporter.get("/metrics", {"Accept": PROMETHEUS_ACCEPT, "Accept-Encoding": "gzip"})
+    assert status == 200
+    assert headers["content-encoding"] == "gzip"
+    assert headers["content-type"].startswith("application/openmetrics-text; version=1.0.0")
+    text = gzip.decompress(body).decode()
+    assert text.endswith("# EOF\n")
+    assert "# TYPE middleware_host_cpu_seconds counter" in text
+    # text format when OpenMetrics is refused with q=0
+    status, headers, body = exporter.get("/metrics", {"Accept": "application/openmetrics-text;q=0,text/plain"})
+    assert headers["content-type"].startswith("text/plain")
+    assert "content-encoding" not in {k.lower() for k in headers}
+
+
+def test_promtool_check_metrics_passes(exporter):
+    promtool = require_binary("promtool")
+    _, _, body = exporter.get("/metrics")
+    result = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
+    assert not result.stdout.strip() and not result.stderr.strip(), "promtool reported lint problems"
+
+
+def test_health_ready_landing_and_collectors_api(exporter):
+    status, _, body = exporter.get("/healthz")
+    assert status == 200 and json.loads(body)["status"] == "ok"
+    status, _, body = exporter.get("/readyz")
+    assert status == 200 and json.loads(body)["pending_collectors"] == []
+    status, headers, body = exporter.get("/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    for link in ("/metrics", "/healthz", "/readyz", "/api/v1/collectors"):
+        assert f"href='{link}'" in body.decode()
+    status, _, body = exporter.get("/api/v1/collectors")
+    collectors = {c["name"]: c for c in json.loads(body)}
+    assert collectors["host"]["enabled"] is True
+    assert collectors["host"]["last_success"] is True
+    assert collectors["host"]["last_duration_seconds"] > 0
+    assert collectors["host"]["last_error"] is None
+    assert collectors["process"]["interval_seconds"] == 15
+
+
+def test_disabled_collector_is_listed_but_not_run(start_exporter):
+    exporter = start_exporter("--no-collector.process")
+    _, _, body = exporter.get("/api/v1/collectors")
+    collectors = {c["name"]: c for c in json.loads(body)}
+    assert collectors["process"] == {"name": "process", "description": collectors["process"]["description"],
+                                     "enabled": False}
+    _, _, body = exporter.get("/metrics")
+    assert b"middleware_process_group_processes" not in body
+    assert b'collector="process"' not in body
+
+
+def test_broken_procfs_fails_only_that_collector(start_exporter, tmp_path):
+    """Garbage from the source: a procfs whose files hold nonsense."""
+    fake = tmp_path / "proc"
+    fake.mkdir()
+    for name in ("stat", "meminfo", "vmstat", "diskstats", "loadavg"):
+        (fake / name).write_text("\x00\xff garbage (((\n")
+    exporter = start_exporter(env={"MIDDLEWARE_EXPORTER_PATHS__PROCFS": str(fake)})
+    status, _, body = exporter.get("/metrics")
+    assert status == 200
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="host"} 0.0' in text
+    assert "middleware_host_cpu_seconds_total" not in text
+    _, _, api = exporter.get("/api/v1/collectors")
+    host = {c["name"]: c for c in json.loads(api)}["host"]
+    assert "no per-CPU lines" in host["last_error"]
+    # the exporter's own metrics are still there
+    assert "middleware_exporter_build_info" in text
