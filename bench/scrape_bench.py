@@ -84,8 +84,11 @@ class Target:
     def start(self) -> None:
         with open(self.log_path, "wb") as log:
             # Own session: a Ctrl-C at the terminal reaches only this script, which then stops the servers.
-            self.process = subprocess.Popen(self.argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                self.process = subprocess.Popen(self.argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                                stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as exc:
+                raise RuntimeError(f"cannot start {self.name} ({self.argv[0]}): {exc}") from None
 
     @property
     def pid(self) -> int:

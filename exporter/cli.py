@@ -211,7 +211,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int) -> int:
              config.web.listen_address, ",".join(scheduler.states) or "none")
     scheduler.start()
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
-                                           server_header=False, lifespan="off"))
+                                           server_header=False, lifespan="off", ws="none"))
     try:
         server.run()
     finally:

@@ -137,6 +137,37 @@ def parse_diskstats(text: str) -> list[DiskStats]:
     return disks
 
 
+@dataclass
+class NetDev:
+    device: str
+    receive_bytes: int
+    receive_packets: int
+    receive_errors: int
+    receive_drop: int
+    transmit_bytes: int
+    transmit_packets: int
+    transmit_errors: int
+    transmit_drop: int
+
+
+def parse_net_dev(text: str) -> list[NetDev]:
+    """/proc/net/dev: two header lines, then ``iface: 8 receive fields 8 transmit fields``."""
+    result = []
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if not sep or "|" in line:
+            continue
+        parts = rest.split()
+        if len(parts) < 16:
+            continue
+        try:
+            v = [int(x) for x in parts[:16]]
+        except ValueError:
+            continue
+        result.append(NetDev(name.strip(), v[0], v[1], v[2], v[3], v[8], v[9], v[10], v[11]))
+    return result
+
+
 def parse_loadavg(text: str) -> tuple[float, float, float]:
     parts = text.split()
     return float(parts[0]), float(parts[1]), float(parts[2])

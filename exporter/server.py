@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from html import escape
 
 from fastapi import FastAPI, Request
@@ -43,9 +44,18 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
+def _fastapi_options() -> dict:
+    options: dict = {"title": "middleware-exporter", "version": __version__, "docs_url": None, "redoc_url": None,
+                     "openapi_url": "/api/v1/openapi.json"}
+    # Recent FastAPI releases trace every request with OpenTelemetry by default; an exporter scraped every few
+    # seconds has no use for spans about its own scrapes, so switch that off where the option exists.
+    if "telemetry" in inspect.signature(FastAPI.__init__).parameters:
+        options["telemetry"] = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
+    return options
+
+
 def create_app(scheduler: Scheduler, config) -> FastAPI:
-    app = FastAPI(title="middleware-exporter", version=__version__, docs_url=None, redoc_url=None,
-                  openapi_url="/api/v1/openapi.json")
+    app = FastAPI(**_fastapi_options())
     enabled = set(scheduler.states)
 
     @app.get("/metrics")
@@ -59,9 +69,11 @@ def create_app(scheduler: Scheduler, config) -> FastAPI:
         media = OPENMETRICS_CONTENT_TYPE if openmetrics else TEXT_CONTENT_TYPE
         return Response(content=body, headers=headers, media_type=media)
 
+    # Handlers return Response objects, not dicts: a `-> dict` annotation would make FastAPI build a pydantic
+    # response model, about 2 MB of resident memory for nothing.
     @app.get("/healthz")
-    async def healthz() -> dict:
-        return {"status": "ok"}
+    async def healthz() -> JSONResponse:
+        return JSONResponse({"status": "ok"})
 
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
@@ -69,22 +81,25 @@ def create_app(scheduler: Scheduler, config) -> FastAPI:
         body = {"status": "ready" if ready else "starting", "pending_collectors": pending}
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    @app.get("/api/v1/collectors")
-    async def collectors() -> list[dict]:
+    def collector_status() -> list[dict]:
         result = scheduler.status()
         for name, cls in REGISTRY.items():
             if name not in enabled:
                 result.append({"name": name, "description": cls.description, "enabled": False})
         return result
 
-    @app.get("/", response_class=HTMLResponse)
-    async def landing() -> str:
+    @app.get("/api/v1/collectors")
+    async def collectors() -> JSONResponse:
+        return JSONResponse(collector_status())
+
+    @app.get("/")
+    async def landing() -> HTMLResponse:
         rows = "".join(
             f"<tr><td>{escape(c['name'])}</td><td>{'yes' if c['enabled'] else 'no'}</td>"
             f"<td>{escape(str(c.get('last_success', '')))}</td><td>{escape(c['description'])}</td></tr>"
-            for c in await collectors()
+            for c in collector_status()
         )
-        return (
+        return HTMLResponse(
             "<!doctype html><html><head><meta charset='utf-8'><title>middleware-exporter</title></head><body>"
             f"<h1>middleware-exporter {escape(__version__)}</h1>"
             "<p>Prometheus exporter for HPOM, Oracle, IBM MQ, VHI and Domino servers.</p><ul>"

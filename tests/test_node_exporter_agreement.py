@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from typing import Iterator
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -110,7 +111,7 @@ class NodeExporter:
 
 
 @pytest.fixture(scope="module")
-def node_exporter(tmp_path_factory) -> NodeExporter:
+def node_exporter(tmp_path_factory) -> Iterator[NodeExporter]:
     binary = _node_exporter_binary()
     port = _free_port()
     log_path = tmp_path_factory.mktemp("node_exporter") / "node_exporter.log"

@@ -47,17 +47,20 @@ def test_pid_stat_comm_with_spaces_and_parentheses(comm):
     assert (parsed.utime, parsed.stime, parsed.threads, parsed.starttime, parsed.rss_pages) == (111, 222, 9, 4444, 66)
 
 
-def _host_samples(tmp_path, vmstat: str) -> dict[str, float]:
+DEFAULT_MEMINFO = ("MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 500 kB\nBuffers: 1 kB\nCached: 2 kB\n"
+                   "SwapTotal: 0 kB\nSwapFree: 0 kB\nShmem: 0 kB\nSReclaimable: 0 kB\n")
+
+
+def _host_samples(tmp_path, vmstat: str, net: str = "Inter-|\n face |\n",
+                  meminfo: str = DEFAULT_MEMINFO) -> dict[str, float]:
     proc = tmp_path / "proc"
-    (proc / "net").mkdir(parents=True)
+    (proc / "net").mkdir(parents=True, exist_ok=True)
     (proc / "stat").write_text("cpu0 1 2 3 4 5 6 7 8 0 0\nbtime 1\n")
     (proc / "loadavg").write_text("0.1 0.2 0.3 1/2 3\n")
-    (proc / "meminfo").write_text("MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 500 kB\nBuffers: 1 kB\n"
-                                  "Cached: 2 kB\nActive: 3 kB\nInactive: 4 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\nShmem: 0 kB\n"
-                                  "SReclaimable: 0 kB\n")
+    (proc / "meminfo").write_text(meminfo)
     (proc / "vmstat").write_text(vmstat)
     (proc / "diskstats").write_text("")
-    (proc / "net" / "dev").write_text("Inter-|\n face |\n")
+    (proc / "net" / "dev").write_text(net)
     collector = HostCollector(HostCollector.Settings(), Context(procfs=str(proc), sysfs=str(tmp_path / "nosys")))
     batch = MetricBatch(collector.specs())
     collector.collect(batch)
@@ -88,3 +91,21 @@ def test_scan_rate_on_old_kernels_sums_zones(tmp_path):
     assert samples["middleware_host_page_scans_total"] == 125  # throttle events are not scans
     assert samples["middleware_host_page_steals_total"] == 60
     assert "middleware_host_cpu_cores" not in samples  # no sysfs topology: unknown, not guessed
+
+
+def test_network_counters_are_exported_raw_even_when_they_go_down(tmp_path):
+    """An interface re-created under the same name restarts its counters; export what /proc says (Prometheus
+    handles the reset), never an adjusted figure that stays above it for good."""
+    net = "Inter-|\n face |\n  eth0: {0} 10 0 0 0 0 0 0 {0} 10 0 0 0 0 0 0\n"
+    first = _host_samples(tmp_path, "", net=net.format(5_000_000))
+    assert first["middleware_host_network_receive_bytes_total{device=eth0}"] == 5_000_000
+    second = _host_samples(tmp_path, "", net=net.format(1_000))
+    assert second["middleware_host_network_receive_bytes_total{device=eth0}"] == 1_000
+
+
+def test_memory_on_a_kernel_without_memavailable(tmp_path):
+    samples = _host_samples(tmp_path, "", meminfo="MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 10 kB\n"
+                                                  "Cached: 200 kB\nSwapTotal: 50 kB\nSwapFree: 20 kB\n")
+    assert samples["middleware_host_memory_available_bytes"] == 310 * 1024
+    assert samples["middleware_host_memory_used_bytes"] == 690 * 1024
+    assert samples["middleware_host_swap_used_bytes"] == 30 * 1024

@@ -1,8 +1,12 @@
 """Host collector: the figures vmstat, iostat and sar show, as raw counters.
 
-Sources (read once per run): /proc/stat (CPU times, cs, in, r, b), /proc/vmstat (paging, swapping, page
-scans), /proc/diskstats (per-disk I/O), /proc/loadavg, sysfs CPU topology (physical cores), and psutil for
-memory, swap totals and per-interface network counters (psutil reads the same procfs root).
+Sources (read once per run): /proc/stat (CPU times, cs, in, r, b), /proc/meminfo, /proc/vmstat (paging,
+swapping, page scans), /proc/diskstats (per-disk I/O), /proc/net/dev, /proc/loadavg and sysfs CPU topology.
+
+psutil is deliberately not used here: its procfs root is one process-wide setting (``psutil.PROCFS_PATH``) and its
+network counters keep a process-wide "nowrap" cache that adds old values back when a counter goes down (an
+interface re-created under the same name), leaving the exported counter permanently above /proc/net/dev.  Both
+conflict with a configurable procfs root and with raw counters; the files are simple enough to read directly.
 
 Everything that counts is exported as a counter in base units; rates, percentages and iostat's derived
 columns (r/s, await, %util, aqu-sz) are PromQL over these, listed in the README.  Nothing here computes a
@@ -15,7 +19,6 @@ import glob
 import os
 import re
 
-import psutil
 from pydantic import Field, field_validator
 
 from ..collector import Collector, CollectorSettings, Context, Duration, check_regex
@@ -27,6 +30,7 @@ from ..procfs import (
     parse_key_values,
     parse_loadavg,
     parse_meminfo,
+    parse_net_dev,
     parse_stat,
     read_text,
 )
@@ -138,7 +142,6 @@ class HostCollector(Collector):
         super().__init__(settings, context)
         self._disk_exclude = re.compile(settings.disk_exclude) if settings.disk_exclude else None
         self._net_exclude = re.compile(settings.netdev_exclude) if settings.netdev_exclude else None
-        psutil.PROCFS_PATH = context.procfs
 
     def specs(self) -> list[MetricSpec]:
         return SPECS
@@ -189,20 +192,23 @@ class HostCollector(Collector):
         return len(pairs)
 
     def _memory(self, batch: MetricBatch) -> None:
-        mem = psutil.virtual_memory()
-        batch.add(f"{P}_memory_total_bytes", mem.total)
-        batch.add(f"{P}_memory_available_bytes", mem.available)
-        batch.add(f"{P}_memory_free_bytes", mem.free)
-        batch.add(f"{P}_memory_buffers_bytes", mem.buffers)
-        batch.add(f"{P}_memory_cached_bytes", mem.cached)
-        batch.add(f"{P}_memory_used_bytes", mem.used)
-        batch.add(f"{P}_memory_shared_bytes", mem.shared)
-        # psutil.swap_memory() also reads /proc/vmstat with a fixed 4 KiB page; take totals from meminfo here
-        # and the swap traffic from /proc/vmstat with the real page size in _vmstat().
-        meminfo = parse_meminfo(read_text(self._path("meminfo")))
-        if "SwapTotal" in meminfo:
-            batch.add(f"{P}_swap_total_bytes", meminfo["SwapTotal"])
-            batch.add(f"{P}_swap_used_bytes", meminfo["SwapTotal"] - meminfo.get("SwapFree", 0))
+        mem = parse_meminfo(read_text(self._path("meminfo")))
+        if "MemTotal" not in mem:
+            raise ValueError(f"{self._path('meminfo')}: no MemTotal")
+        total, free = mem["MemTotal"], mem.get("MemFree", 0)
+        cached = mem.get("Cached", 0) + mem.get("SReclaimable", 0)
+        # MemAvailable exists from 3.14 (and RHEL 6.6+); older kernels: the estimate free(1) used before it.
+        available = mem.get("MemAvailable", free + mem.get("Buffers", 0) + cached)
+        batch.add(f"{P}_memory_total_bytes", total)
+        batch.add(f"{P}_memory_available_bytes", available)
+        batch.add(f"{P}_memory_free_bytes", free)
+        batch.add(f"{P}_memory_buffers_bytes", mem.get("Buffers", 0))
+        batch.add(f"{P}_memory_cached_bytes", cached)
+        batch.add(f"{P}_memory_used_bytes", max(total - available, 0))
+        batch.add(f"{P}_memory_shared_bytes", mem.get("Shmem", 0))
+        if "SwapTotal" in mem:
+            batch.add(f"{P}_swap_total_bytes", mem["SwapTotal"])
+            batch.add(f"{P}_swap_used_bytes", mem["SwapTotal"] - mem.get("SwapFree", 0))
 
     def _vmstat(self, batch: MetricBatch) -> None:
         vm = parse_key_values(read_text(self._path("vmstat")))
@@ -263,14 +269,15 @@ class HostCollector(Collector):
                 batch.add(f"{P}_disk_flush_requests_time_seconds_total", disk.flush_ms / 1000, device=d)
 
     def _network(self, batch: MetricBatch) -> None:
-        for device, io in sorted(psutil.net_io_counters(pernic=True).items()):
-            if self._net_exclude and self._net_exclude.search(device):
+        for net in parse_net_dev(read_text(self._path("net", "dev"))):
+            if self._net_exclude and self._net_exclude.search(net.device):
                 continue
-            batch.add(f"{P}_network_receive_bytes_total", io.bytes_recv, device=device)
-            batch.add(f"{P}_network_transmit_bytes_total", io.bytes_sent, device=device)
-            batch.add(f"{P}_network_receive_packets_total", io.packets_recv, device=device)
-            batch.add(f"{P}_network_transmit_packets_total", io.packets_sent, device=device)
-            batch.add(f"{P}_network_receive_errors_total", io.errin, device=device)
-            batch.add(f"{P}_network_transmit_errors_total", io.errout, device=device)
-            batch.add(f"{P}_network_receive_drop_total", io.dropin, device=device)
-            batch.add(f"{P}_network_transmit_drop_total", io.dropout, device=device)
+            d = net.device
+            batch.add(f"{P}_network_receive_bytes_total", net.receive_bytes, device=d)
+            batch.add(f"{P}_network_transmit_bytes_total", net.transmit_bytes, device=d)
+            batch.add(f"{P}_network_receive_packets_total", net.receive_packets, device=d)
+            batch.add(f"{P}_network_transmit_packets_total", net.transmit_packets, device=d)
+            batch.add(f"{P}_network_receive_errors_total", net.receive_errors, device=d)
+            batch.add(f"{P}_network_transmit_errors_total", net.transmit_errors, device=d)
+            batch.add(f"{P}_network_receive_drop_total", net.receive_drop, device=d)
+            batch.add(f"{P}_network_transmit_drop_total", net.transmit_drop, device=d)
