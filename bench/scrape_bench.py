@@ -311,11 +311,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=10, help="unmeasured scrapes per target first (default 10)")
     parser.add_argument("--block", type=int, default=20,
                         help="scrapes in a row before switching to the other target (default 20)")
-    parser.add_argument("--idle-seconds", type=float, default=5.0,
-                        help="length of the quiet window for the idle CPU figure (default 5)")
+    parser.add_argument("--idle-seconds", type=float, default=16.0,
+                        help="length of the quiet window for the idle CPU figure; at least one process-collector "
+                             "interval (default 16)")
     parser.add_argument("--node-exporter", metavar="PATH",
                         help="node_exporter binary (default: prometheus-node-exporter or node_exporter on PATH)")
     parser.add_argument("--config", metavar="FILE", help="configuration file passed to our exporter")
+    parser.add_argument("--extra-processes", type=int, default=0, metavar="N",
+                        help="start N idle processes first, to measure a busy process table (the performance "
+                             "anchors used 2,075 processes); they are stopped at the end")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     args = parser.parse_args(argv)
     if args.scrapes < 1 or args.warmup < 0 or args.block < 1 or args.idle_seconds <= 0:
@@ -348,9 +352,24 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_sigterm)
     signal.signal(signal.SIGHUP, on_sigterm)
+    sleepers: list[subprocess.Popen] = []
     try:
+        for _ in range(args.extra_processes):
+            sleepers.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         results = run(args, targets)
         extra = {"processes": process_count()}
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", our_port, timeout=5)
+            conn.request("GET", "/api/v1/collectors")
+            status = json.loads(conn.getresponse().read())
+            conn.close()
+            extra["collector_durations_ms"] = {c["name"]: round(1000 * (c.get("last_duration_seconds") or 0), 1)
+                                               for c in status if c.get("enabled")}
+            print("background collection, last run: " + ", ".join(
+                f"{name} {ms} ms" for name, ms in extra["collector_durations_ms"].items()))
+        except (OSError, ValueError) as exc:
+            print(f"could not read /api/v1/collectors: {exc}", file=sys.stderr)
         print_table(results, args, extra)
         if args.json:
             payload = {
@@ -377,6 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for target in targets:
             target.stop()
+        for sleeper in sleepers:
+            sleeper.kill()
+        for sleeper in sleepers:
+            sleeper.wait()
         shutil.rmtree(logdir, ignore_errors=True)
 
 

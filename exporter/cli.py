@@ -202,15 +202,44 @@ def _collect_once(scheduler: Scheduler, args: argparse.Namespace) -> int:
 
 
 def _serve(scheduler: Scheduler, config, host: str, port: int) -> int:
+    import asyncio
+
     import uvicorn
 
     from .server import create_app
+
+    class _QuietServer(uvicorn.Server):
+        """uvicorn wakes up every 0.1 s to check for shutdown: about 3 ms of CPU per second on an idle exporter,
+        more than collecting host metrics.  Tick once a second instead, and wake at once on SIGTERM/SIGINT;
+        on_tick still refreshes the Date header every second (it does so when the counter is a multiple of 10)."""
+
+        _wake: asyncio.Event | None = None
+        _loop: asyncio.AbstractEventLoop | None = None
+
+        async def main_loop(self) -> None:
+            self._loop = asyncio.get_running_loop()
+            self._wake = asyncio.Event()
+            counter = 0
+            should_exit = await self.on_tick(counter)
+            while not should_exit:
+                counter = (counter + 10) % 864000
+                try:
+                    await asyncio.wait_for(self._wake.wait(), 1.0)
+                except asyncio.TimeoutError:
+                    pass
+                should_exit = await self.on_tick(counter)
+
+        def handle_exit(self, sig, frame) -> None:
+            super().handle_exit(sig, frame)
+            if self._loop is not None and self._wake is not None:
+                self._loop.call_soon_threadsafe(self._wake.set)
 
     app = create_app(scheduler, config)
     log.info("msg=%s version=%s listen_address=%s collectors=%s", json.dumps("starting"), __version__,
              config.web.listen_address, ",".join(scheduler.states) or "none")
     scheduler.start()
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
+    server_cls = _QuietServer if hasattr(uvicorn.Server, "on_tick") else uvicorn.Server
+    server = server_cls(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            server_header=False, lifespan="off", ws="none"))
     try:
         server.run()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
+import time
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -103,3 +105,33 @@ def test_broken_procfs_fails_only_that_collector(start_exporter, tmp_path):
     assert "no per-CPU lines" in host["last_error"]
     # the exporter's own metrics are still there
     assert "middleware_exporter_build_info" in text
+
+
+def test_hung_source_times_out_without_stalling_scrapes(start_exporter, tmp_path):
+    """A read that never returns (a FIFO standing in for a hung NFS or /proc read) in the host collector."""
+    fake = tmp_path / "proc"
+    fake.mkdir()
+    (fake / "stat").write_text("cpu0 1 2 3 4 5 6 7 8 0 0\nbtime 1700000000\n")
+    (fake / "loadavg").write_text("0.1 0.2 0.3 1/2 3\n")
+    (fake / "meminfo").write_text("MemTotal: 1000 kB\nMemFree: 10 kB\nMemAvailable: 100 kB\n")
+    os.mkfifo(fake / "vmstat")  # opening it for reading blocks until a writer appears: never
+    config = ("collectors:\n  host:\n    interval: 1s\n    timeout: 0.5s\n"
+              "  process:\n    interval: 1s\n    timeout: 1s\n")
+    exporter = start_exporter(config=config, env={"MIDDLEWARE_EXPORTER_PATHS__PROCFS": str(fake)})
+    time.sleep(3.5)  # several intervals while the first host run stays hung
+    started = time.monotonic()
+    status, _, body = exporter.get("/metrics")
+    assert time.monotonic() - started < 1.0, "a scrape waited for the hung collector"
+    assert status == 200
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="host"} 0.0' in text
+    assert 'middleware_scrape_collector_success{collector="process"} 1.0' in text
+    assert 'middleware_process_group_processes{group="hpom_java_gui"' in text
+    assert "middleware_host_cpus" not in text
+    _, _, api = exporter.get("/api/v1/collectors")
+    host = {c["name"]: c for c in json.loads(api)}["host"]
+    assert "still running" in host["last_error"] or "timed out" in host["last_error"]
+    assert host["failures"] >= 3
+    # no thread pile-up: one hung worker, not one per interval
+    threads = len(os.listdir(f"/proc/{exporter.proc.pid}/task"))
+    assert threads <= 8, f"{threads} threads: hung runs are being restarted"

@@ -42,8 +42,8 @@ DEFAULT_DISK_EXCLUDE = r"^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$"
 
 
 class HostSettings(CollectorSettings):
-    interval: Duration = Field(5.0, description="Seconds between collections.")
-    timeout: Duration = Field(4.0, description="Seconds before a collection counts as failed.")
+    interval: Duration = Field(15.0, description="Seconds between collections.")
+    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
     disk_exclude: str = Field(DEFAULT_DISK_EXCLUDE, description="Regex of block devices to skip (partitions by default).")
     netdev_exclude: str = Field("", description="Regex of network interfaces to skip (none by default).")
 
