@@ -85,6 +85,11 @@ class Collector:
         self.settings = settings
         self.context = context
 
+    @classmethod
+    def reference_settings(cls) -> CollectorSettings:
+        """Settings under which specs() lists every metric the collector can emit (for the README)."""
+        return cls.Settings()
+
     def specs(self) -> list[MetricSpec]:  # pragma: no cover - abstract
         raise NotImplementedError
 

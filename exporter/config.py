@@ -23,6 +23,9 @@ ENV_PREFIX = "MIDDLEWARE_EXPORTER_"
 DEFAULT_PORT = 19462
 DEFAULT_LISTEN_ADDRESS = f":{DEFAULT_PORT}"
 SECRET_KEY_RE = re.compile(r"(password|passwd|secret|token|credential|api_?key)", re.IGNORECASE)
+# Values never echoed in error messages: secrets, and connection strings that may carry one by mistake.
+NO_ECHO_KEY_RE = re.compile(SECRET_KEY_RE.pattern + r"|^(dsn|url|uri|connect_string|connection_string)$",
+                            re.IGNORECASE)
 
 
 class ConfigError(Exception):
@@ -124,7 +127,7 @@ def env_overrides(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
 
 
 def _is_secret_path(loc: tuple[Any, ...]) -> bool:
-    return any(isinstance(part, str) and SECRET_KEY_RE.search(part) for part in loc)
+    return any(isinstance(part, str) and NO_ECHO_KEY_RE.search(part) for part in loc)
 
 
 def _format_errors(exc: ValidationError, sources: dict[tuple[str, ...], str], origin: str) -> str:
@@ -204,7 +207,8 @@ def masked_dump(config: BaseModel) -> dict[str, Any]:
             return {k: mask(v, k) for k, v in node.items()}
         if isinstance(node, list):
             return [mask(v, key) for v in node]
-        if key and SECRET_KEY_RE.search(key) and node not in (None, ""):
+        # password_file / password_env name where the secret is, they are not the secret
+        if key and SECRET_KEY_RE.search(key) and not key.endswith(("_file", "_env")) and node not in (None, ""):
             return "********"
         return node
 

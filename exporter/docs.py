@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from pathlib import Path
+from typing import Any
 from pydantic import BaseModel
 
 from .collector import Context
@@ -28,7 +30,7 @@ def metrics_reference() -> str:
     lines = []
     groups: list[tuple[str, str, list]] = [("exporter", "The exporter itself (always on).", SELF_SPECS)]
     for name, cls in REGISTRY.items():
-        collector = cls(cls.Settings(), Context())
+        collector = cls(cls.reference_settings(), Context())
         groups.append((name, cls.description, collector.specs()))
     for name, description, specs in groups:
         lines.append(f"#### `{name}`: {description}\n")
@@ -44,6 +46,8 @@ def metrics_reference() -> str:
 
 def _default(field) -> str | None:
     """The default as shown in the table, or None for a nested section."""
+    if field.is_required():
+        return "(required)"
     value = field.default_factory() if field.default_factory is not None else field.default
     if isinstance(value, BaseModel):
         return None
@@ -52,12 +56,23 @@ def _default(field) -> str | None:
     return f"`{_cell(repr(value))}`"
 
 
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The model inside an optional section such as ``OracleSettings | None``."""
+    for arg in (annotation, *typing.get_args(annotation)):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
+
+
 def _rows(prefix: str, model: type[BaseModel]) -> list[str]:
     rows = []
     for name, field in model.model_fields.items():
         shown = _default(field)
         if shown is not None:
             rows.append(f"| `{prefix}{name}` | {shown} | {_cell(field.description or '')} |")
+        nested = _nested_model(field.annotation)
+        if nested is not None and nested is not model:
+            rows += _rows(f"{prefix}{name}.", nested)
     return rows
 
 

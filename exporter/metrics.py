@@ -99,6 +99,9 @@ class MetricBatch:
         self._families: dict[str, _Family] = {}
         self._max_series = max_series
         self._count = 0
+        # Problems with one part of a source that did not stop the collection (a failing query, a command that
+        # timed out); shown in /api/v1/collectors as `source_errors`.
+        self.errors: dict[str, str] = {}
 
     def _family(self, name: str) -> _Family:
         fam = self._families.get(name)
@@ -140,6 +143,9 @@ class MetricBatch:
         self._count += 1
         if self._max_series and self._count > self._max_series:
             raise InvalidSample(f"more than {self._max_series} series (max_series); refusing the batch")
+
+    def note_error(self, source: str, message: str) -> None:
+        self.errors[source] = message
 
     def declare_empty(self, name: str) -> None:
         """Emit the family's HELP/TYPE even when it has no samples this time."""

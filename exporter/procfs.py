@@ -205,3 +205,19 @@ def parse_pid_stat(text: str) -> ProcStat:
         starttime=int(rest[19]),
         rss_pages=int(rest[21]),
     )
+
+
+def scan_processes(root: str) -> tuple[list[tuple[ProcStat, str]], int]:
+    """Every process under ``root`` (a procfs mount) as (parsed stat, its /proc/<pid> directory), and how many
+    stat files were read.  Processes that exit while being listed, and unreadable or garbled stat files, are
+    skipped."""
+    with os.scandir(root) as entries:
+        pids = [entry.name for entry in entries if entry.name.isdigit()]
+    result = []
+    for pid in pids:
+        base = os.path.join(root, pid)
+        try:
+            result.append((parse_pid_stat(read_text(base + "/stat")), base))
+        except (OSError, ValueError, IndexError):
+            continue
+    return result, len(result)

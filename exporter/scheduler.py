@@ -31,6 +31,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 
 from . import __version__
 from .collector import Collector
+from .deadline import BoundedCall, Overdue
 from .metrics import NAMESPACE, MetricBatch, MetricSpec
 
 log = logging.getLogger("middleware_exporter.scheduler")
@@ -72,7 +73,7 @@ class CollectorState:
     last_error: str | None = None
     runs: int = 0
     failures: int = 0
-    running_since: float | None = None  # monotonic start of a run that has not returned yet
+    source_errors: dict[str, str] = field(default_factory=dict)
     logged_failure: float | None = None  # monotonic time of the last failure log line
 
     @property
@@ -95,17 +96,8 @@ class CollectorState:
             "last_duration_seconds": self.duration,
             "series": self.series,
             "last_error": self.last_error,
+            "source_errors": self.source_errors,
         }
-
-
-class _Run:
-    __slots__ = ("done", "batch", "error", "started")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.batch: MetricBatch | None = None
-        self.error: BaseException | None = None
-        self.started = time.monotonic()
 
 
 class Scheduler:
@@ -121,7 +113,7 @@ class Scheduler:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._runs: dict[str, _Run] = {}
+        self._calls = {name: BoundedCall(name, on_late=self._late_logger(name)) for name in self.states}
         self._generation = 0
         self._cache: dict[tuple[bool, bool], tuple[int, bytes]] = {}
         self._render_lock = threading.Lock()
@@ -174,45 +166,35 @@ class Scheduler:
         collector = state.collector
         timeout = collector.settings.timeout
         with self._lock:
-            previous = self._runs.get(name)
             state.runs += 1
             state.last_run = self._wall()
-        if previous is not None and not previous.done.is_set():
-            hung_for = time.monotonic() - previous.started
-            self._finish(state, None, f"previous run still running after {hung_for:.1f}s (hung); not started again",
-                         duration=timeout)
+        started = time.monotonic()
+        try:
+            batch = self._calls[name](lambda: self._execute(collector), timeout)
+        except Overdue as exc:
+            self._finish(state, None, str(exc), duration=timeout)
             return
-        run = _Run()
-        with self._lock:
-            self._runs[name] = run
-        thread = threading.Thread(target=self._execute, args=(collector, run), daemon=True,
-                                  name=f"collect-{name}")
-        thread.start()
-        if not run.done.wait(timeout):
-            self._finish(state, None, f"timed out after {timeout:g}s", duration=timeout)
+        except BaseException as exc:  # noqa: BLE001 - isolate anything a collector does
+            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self._finish(state, None, message, duration=time.monotonic() - started)
             return
-        duration = time.monotonic() - run.started
-        if run.error is not None:
-            err = run.error
-            message = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-            self._finish(state, None, message, duration=duration)
-        else:
-            self._finish(state, run.batch, None, duration=duration)
+        self._finish(state, batch, None, duration=time.monotonic() - started)
+
+    def run_in_progress(self, name: str) -> bool:
+        return self._calls[name].busy
 
     @staticmethod
-    def _execute(collector: Collector, run: _Run) -> None:
-        try:
-            batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series)
-            collector.collect(batch)
-            run.batch = batch
-        except BaseException as exc:  # noqa: BLE001 - isolate anything a collector does
-            run.error = exc
-        finally:
-            late = time.monotonic() - run.started
-            if late > collector.settings.timeout:
-                log.warning("collector=%s msg=%r duration_seconds=%.3f", collector.name,
-                            "run finished after its timeout; result discarded", late)
-            run.done.set()
+    def _execute(collector: Collector) -> MetricBatch:
+        batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series)
+        collector.collect(batch)
+        return batch
+
+    @staticmethod
+    def _late_logger(name: str) -> Callable[[float], None]:
+        def late(elapsed: float) -> None:
+            log.warning("collector=%s msg=%r duration_seconds=%.3f", name,
+                        "run finished after its timeout; result discarded", elapsed)
+        return late
 
     def _finish(self, state: CollectorState, batch: MetricBatch | None, error: str | None, duration: float) -> None:
         now_mono = time.monotonic()
@@ -225,13 +207,19 @@ class Scheduler:
                 state.series = batch.series
                 state.last_success = self._wall()
                 state.last_error = None
+                new_errors = {k: self._redact(v) for k, v in batch.errors.items()}
+                changed = {k: v for k, v in new_errors.items() if state.source_errors.get(k) != v}
+                state.source_errors = new_errors
             else:
                 state.success = False
                 state.failures += 1
                 state.families = []
                 state.series = 0
                 state.last_error = self._redact(error or "unknown error")
+                changed = {}
             self._generation += 1
+        for source, message in changed.items():
+            log.warning("collector=%s source=%s msg=%r error=%r", state.name, source, "source failed", message)
         if error is not None:
             repeat = (state.logged_failure is None
                       or now_mono - state.logged_failure >= self.REPEAT_FAILURE_LOG_SECONDS)

@@ -98,3 +98,46 @@ def start_exporter(tmp_path):
         except subprocess.TimeoutExpired:
             running.proc.kill()
             running.proc.wait()
+
+
+SLEEP = shutil.which("sleep") or "/bin/sleep"
+PYTHON = os.path.realpath(sys.executable)
+
+
+@pytest.fixture
+def spawn(tmp_path):
+    """Start a harmless program under a chosen process name (a copy of sleep, or a symlink to Python)."""
+    procs: list[subprocess.Popen] = []
+    bindir = tmp_path / "spawned"
+    bindir.mkdir(exist_ok=True)
+
+    def start(name: str, *args: str, python_code: str | None = None) -> subprocess.Popen:
+        path = bindir / name
+        if python_code is None:
+            if not path.exists():
+                shutil.copy(SLEEP, path)
+            argv = [str(path), *(args or ("120",))]
+        else:
+            if not path.exists():
+                path.symlink_to(PYTHON)
+            argv = [str(path), "-c", python_code, *args]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+def wait_for_comm(proc: subprocess.Popen, name: str) -> None:
+    for _ in range(100):
+        try:
+            with open(f"/proc/{proc.pid}/comm") as handle:
+                if handle.read().strip() == name:
+                    return
+        except FileNotFoundError:
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"pid {proc.pid} never showed comm {name}")

@@ -142,7 +142,7 @@ def test_hanging_collector_times_out_and_is_not_restarted_while_hung():
     # When it finally returns, its late result is discarded, and the next run starts normally.
     hung.release.set()
     for _ in range(50):
-        if scheduler._runs["hung"].done.is_set():
+        if not scheduler.run_in_progress("hung"):
             break
         time.sleep(0.02)
     assert ("test_hung_value", (("k", "late"),)) not in _samples(client.get("/metrics").content)

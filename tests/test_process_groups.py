@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 import time
 
 import pytest
@@ -15,45 +11,7 @@ from exporter.collector import Context
 from exporter.collectors.process import ProcessCollector
 from exporter.metrics import MetricBatch
 
-SLEEP = shutil.which("sleep") or "/bin/sleep"
-PYTHON = os.path.realpath(sys.executable)
-
-
-@pytest.fixture
-def spawn(tmp_path):
-    """Start a harmless program under a chosen process name (a copy of sleep, or a symlink to Python)."""
-    procs: list[subprocess.Popen] = []
-
-    def start(name: str, *args: str, python_code: str | None = None) -> subprocess.Popen:
-        path = tmp_path / name
-        if python_code is None:
-            if not path.exists():
-                shutil.copy(SLEEP, path)
-            argv = [str(path), *(args or ("120",))]
-        else:
-            if not path.exists():
-                path.symlink_to(PYTHON)
-            argv = [str(path), "-c", python_code, *args]
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
-        procs.append(proc)
-        return proc
-
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-
-
-def _wait_for_comm(proc: subprocess.Popen, name: str) -> None:
-    for _ in range(100):
-        try:
-            with open(f"/proc/{proc.pid}/comm") as handle:
-                if handle.read().strip() == name:
-                    return
-        except FileNotFoundError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"pid {proc.pid} never showed comm {name}")
+from .conftest import SLEEP, wait_for_comm
 
 
 def _samples(collector: ProcessCollector) -> dict[tuple, float]:
@@ -77,7 +35,7 @@ def test_three_opcuiwww_show_as_three_java_gui_sessions(spawn):
     assert _samples(collector)[key] == 0
     procs = [spawn("opcuiwww") for _ in range(3)]
     for proc in procs:
-        _wait_for_comm(proc, "opcuiwww")
+        wait_for_comm(proc, "opcuiwww")
     samples = _samples(collector)
     assert samples[key] == 3
     rss = samples[("middleware_process_group_resident_memory_bytes", key[1])]
@@ -94,7 +52,7 @@ def test_children_are_not_counted_into_the_parent_group(spawn, tmp_path):
         "import subprocess, time\n"
         f"kids = [subprocess.Popen([{SLEEP!r}, '120']) for _ in range(2)]\n"
         "time.sleep(120)\n"))
-    _wait_for_comm(parent, "opcuiwww")
+    wait_for_comm(parent, "opcuiwww")
     time.sleep(0.3)
     samples = _samples(_collector())
     assert samples[("middleware_process_group_processes", (("group", "hpom_java_gui"), ("process", "opcuiwww")))] == 1
@@ -103,7 +61,7 @@ def test_children_are_not_counted_into_the_parent_group(spawn, tmp_path):
 def test_queue_manager_label_from_command_line(spawn):
     for qmgr, arg in (("QM1", "-m QM1"), ("QM.PAY", "-mQM.PAY")):
         proc = spawn("amqzxma0", *arg.split(), python_code="import time; time.sleep(120)")
-        _wait_for_comm(proc, "amqzxma0")
+        wait_for_comm(proc, "amqzxma0")
     samples = _samples(_collector())
     for qmgr in ("QM1", "QM.PAY"):
         key = ("middleware_process_group_processes",
@@ -117,9 +75,9 @@ def test_cpu_counter_stays_monotonic_when_a_busy_process_exits(spawn):
     collector = _collector(groups=[{"name": "hpom_server", "names": ["opcmsgm"]}])
     busy = spawn("opcmsgm", python_code="import time\nend = time.time() + 1.0\nwhile time.time() < end: pass\n"
                                         "time.sleep(120)")
-    _wait_for_comm(busy, "opcmsgm")
+    wait_for_comm(busy, "opcmsgm")
     idle = spawn("opcmsgm", python_code="import time; time.sleep(120)")
-    _wait_for_comm(idle, "opcmsgm")
+    wait_for_comm(idle, "opcmsgm")
     time.sleep(1.2)
     labels = (("group", "hpom_server"), ("mode", "user"), ("process", "opcmsgm"))
     before = _samples(collector)[("middleware_process_group_cpu_seconds_total", labels)]
@@ -135,7 +93,7 @@ def test_comm_regex_and_cmdline_filter(spawn):
                                     "cmdline": r"--queue=(?P<queue>\w+)"}])
     spawn("worker", "--queue=RULESIN", python_code="import time; time.sleep(120)")
     other = spawn("worker", "--other", python_code="import time; time.sleep(120)")
-    _wait_for_comm(other, "worker")
+    wait_for_comm(other, "worker")
     time.sleep(0.1)
     samples = _samples(collector)
     assert samples[("middleware_process_group_processes",
@@ -150,7 +108,7 @@ def test_exporter_reports_three_opcuiwww_within_one_interval(spawn, start_export
     exporter = start_exporter(config=config)
     procs = [spawn("opcuiwww") for _ in range(3)]
     for proc in procs:
-        _wait_for_comm(proc, "opcuiwww")
+        wait_for_comm(proc, "opcuiwww")
     started = time.monotonic()
     value = None
     while time.monotonic() - started < 2.5:  # one interval (1 s) plus scheduling slack

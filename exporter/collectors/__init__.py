@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..collector import Collector
 from .host import HostCollector
+from .hpom import HpomCollector
 from .process import ProcessCollector
 
-REGISTRY: dict[str, type[Collector]] = {cls.name: cls for cls in (HostCollector, ProcessCollector)}
+REGISTRY: dict[str, type[Collector]] = {cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector)}

@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..collector import Collector, CollectorSettings, Context, Duration, StrictModel, check_regex
 from ..metrics import LABEL_NAME_RE, NAMESPACE, MetricBatch, MetricSpec
-from ..procfs import PAGE_SIZE, USER_HZ, ProcStat, parse_pid_stat, read_text
+from ..procfs import PAGE_SIZE, USER_HZ, ProcStat, read_text, scan_processes
 
 P = f"{NAMESPACE}_process"
 RESERVED_LABELS = ("group", "process", "mode")
@@ -231,16 +231,8 @@ class ProcessCollector(Collector):
         boot_time = self._boot_time()
         totals: dict[tuple[str, ...], _Totals] = {}
         seen: dict[tuple[int, int, int], tuple[int, int]] = {}
-        scanned = 0
-        with os.scandir(root) as entries:
-            pids = [entry.name for entry in entries if entry.name.isdigit()]
-        for pid in pids:
-            base = os.path.join(root, pid)
-            try:
-                proc = parse_pid_stat(read_text(base + "/stat"))
-            except (OSError, ValueError, IndexError):
-                continue  # exited between listing and reading, or unreadable
-            scanned += 1
+        processes, scanned = scan_processes(root)
+        for proc, base in processes:
             if proc.state == "Z":
                 continue
             cmdline_cache: list[str] = []

@@ -1,0 +1,152 @@
+"""A stand-in for python-oracledb at the DB-API boundary, for tests (no Oracle server can run here).
+
+It implements the part of python-oracledb the exporter uses (connect(), Connection with
+call_timeout and cursor(), Cursor.execute/description/fetchmany, errors carrying ``full_code``) and answers from a
+YAML fixture named by $FAKE_ORACLEDB_FIXTURE, read on every call so that a test can change it between runs:
+
+    login_error: "ORA-01017: invalid username/password; logon denied"   # optional: every acquire fails so
+    connect_error: "DPY-6005: cannot connect to database"               # optional
+    queries:
+      - match: opc_act_cust_attrib          # case-insensitive substring of the SQL
+        columns: [MAX_CMAS, OVER_LIMIT, CMA_LIMIT]
+        rows: [[12, 3, ":cma_limit"]]        # ":name" is replaced by the bound value
+      - match: opc_hist_messages
+        error: "ORA-00942: table or view does not exist"
+      - match: something_slow
+        sleep: 30                            # honours call_timeout like the real driver (DPY-4024)
+
+Each connect attempt is appended to $FAKE_ORACLEDB_LOG (one line: "acquire <user>"), so tests can count login
+attempts.  Selected from a test by putting tests/fakes first on PYTHONPATH, or by patching sys.modules.
+"""
+
+from __future__ import annotations
+
+import decimal
+import os
+import time
+
+import yaml
+
+__version__ = "0.0-fake"
+
+
+class _Err:
+    def __init__(self, text: str) -> None:
+        self.message = text
+        self.full_code = text.split(":", 1)[0].strip()
+        prefix, _, number = self.full_code.partition("-")
+        self.code = int(number) if prefix == "ORA" and number.isdigit() else 0
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Error(Exception):
+    def __init__(self, text: str) -> None:
+        super().__init__(_Err(text))
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class DatabaseError(Error):
+    pass
+
+
+class OperationalError(DatabaseError):
+    pass
+
+
+def _fixture() -> dict:
+    path = os.environ.get("FAKE_ORACLEDB_FIXTURE")
+    if not path:
+        return {"queries": []}
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def _log(line: str) -> None:
+    path = os.environ.get("FAKE_ORACLEDB_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+class Cursor:
+    def __init__(self, conn: "Connection") -> None:
+        self._conn = conn
+        self.description = None
+        self._rows: list[tuple] = []
+
+    def execute(self, sql: str, params: dict | None = None) -> None:
+        params = params or {}
+        for bind in params:
+            if f":{bind}" not in sql:
+                raise DatabaseError(f"DPY-4008: no bind placeholder named \":{bind}\" was found in the SQL text")
+        for entry in _fixture().get("queries", []):
+            if entry["match"].lower() in sql.lower():
+                break
+        else:
+            raise DatabaseError("ORA-00942: table or view does not exist")
+        if "sleep" in entry:
+            limit = self._conn.call_timeout / 1000 if self._conn.call_timeout else None
+            if limit is not None and limit < entry["sleep"]:
+                time.sleep(limit)
+                self._conn.broken = True
+                raise DatabaseError(f"DPY-4024: call timeout of {self._conn.call_timeout} ms exceeded")
+            time.sleep(entry["sleep"])
+        if "error" in entry:
+            raise DatabaseError(entry["error"])
+        self.description = [(name, None, None, None, None, None, True) for name in entry["columns"]]
+        rows = []
+        for row in entry.get("rows", []):
+            values = []
+            for value in row:
+                if isinstance(value, str) and value.startswith(":") and value[1:] in params:
+                    value = params[value[1:]]
+                elif isinstance(value, str) and value.startswith("decimal:"):
+                    value = decimal.Decimal(value[8:])
+                values.append(value)
+            rows.append(tuple(values))
+        self._rows = rows
+
+    def fetchmany(self, size: int = 100) -> list[tuple]:
+        chunk, self._rows = self._rows[:size], self._rows[size:]
+        return chunk
+
+    def close(self) -> None:
+        pass
+
+
+class Connection:
+    def __init__(self) -> None:
+        self.call_timeout = 0
+        self.broken = False
+
+    def cursor(self) -> Cursor:
+        if self.broken:
+            raise DatabaseError("DPY-1001: not connected to database")
+        return Cursor(self)
+
+    def close(self) -> None:
+        pass
+
+
+def connect(user: str, password: str, dsn: str, **kwargs) -> Connection:
+    _log(f"acquire {user}")
+    if not password:
+        raise DatabaseError("ORA-01005: null password given; logon denied")
+    fixture = _fixture()
+    if fixture.get("login_error"):
+        raise DatabaseError(fixture["login_error"])
+    if fixture.get("connect_error"):
+        raise OperationalError(fixture["connect_error"])
+    return Connection()
+
+
+class ConnectParams:  # marks the module as python-oracledb (thin-mode keyword arguments accepted)
+    pass
+
+
+def init_oracle_client(lib_dir: str | None = None) -> None:
+    raise DatabaseError("DPI-1047: Cannot locate a 64-bit Oracle Client library (fake driver)")

@@ -1,0 +1,393 @@
+"""The HPOM collector against a fixture HPOM server: a real queue directory, recorded command output served by
+small scripts standing in for opcsv/ovc/ovconfget, and database rows served through the fake oracledb module
+(tests/fakes/oracledb) at the DB-API boundary.  No HPOM can run on these machines."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporter.collector import Context
+from exporter.collectors.hpom import HpomCollector, HpomSettings
+from exporter.metrics import MetricBatch
+
+from .conftest import FIXTURES, REPO, require_binary, wait_for_comm
+
+SERVER = FIXTURES / "hpom_server"
+FAKES = REPO / "tests" / "fakes"
+MTIME = 1_763_000_000  # fixed modification time for the queue files (golden output)
+QUEUES = {"msgmgrq": 123_456, "actreqq": 0, "actrespq": 2_048, "ctrlq": 512, "forwmgrq": 64, "ttnsq": 0,
+          "mpicmmq": 1_024, "dispq0": 4_096, "dispq1": 4_096, "dispq2": 8_192}
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def fake_oracledb(monkeypatch, tmp_path):
+    """Route `import oracledb` to the fake driver, answering from a copy of the fixture rows."""
+    fixture = tmp_path / "db.yaml"
+    shutil.copy(SERVER / "db.yaml", fixture)
+    monkeypatch.setenv("FAKE_ORACLEDB_FIXTURE", str(fixture))
+    monkeypatch.setenv("FAKE_ORACLEDB_LOG", str(tmp_path / "db.log"))
+    monkeypatch.setenv("HPOM_DB_PASSWORD", "Sup3r-S3cret-pw")
+    monkeypatch.syspath_prepend(str(FAKES))
+    monkeypatch.delitem(sys.modules, "oracledb", raising=False)
+    module = importlib.import_module("oracledb")
+    assert module.__version__ == "0.0-fake"
+    yield fixture
+    sys.modules.pop("oracledb", None)
+
+
+@pytest.fixture
+def hpom_server(tmp_path):
+    """A queue directory and command stand-ins; returns the settings dict for the collector."""
+    queues = tmp_path / "mgmt_sv"
+    queues.mkdir()
+    for name, size in QUEUES.items():
+        path = queues / name
+        path.write_bytes(b"\0" * size)
+        os.utime(path, (MTIME, MTIME))
+    (queues / "opcmsgm.pid").write_text("3741\n")  # not a queue
+    (queues / "tmpdir_q").mkdir()  # a directory that matches the pattern is not a queue
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    settings = {
+        "enabled": True,
+        "queue_dir": str(queues),
+        "opcsv": _script(bindir / "opcsv", f'cat "{SERVER / "opcsv_status.txt"}"\n'),
+        "ovc": _script(bindir / "ovc", f'cat "{SERVER / "ovc_status.txt"}"\n'),
+        "ovconfget": _script(bindir / "ovconfget",
+                             f'[ "$*" = "-ovrg server opc" ] || exit 3\ncat "{SERVER / "ovconfget_server_opc.txt"}"\n'),
+        "queue_count_command": [_script(bindir / "qcount", 'echo "queue $2: $(( $(wc -c < "$1") / 512 )) entries"\n'),
+                                "{path}", "{queue}"],
+        "queue_count_pattern": r": (?P<count>\d+) entries",
+        "command_timeout": "2s",
+        "database": {"dsn": "hpomdb.example:1521/openview", "user": "opc_monitor", "password_env": "HPOM_DB_PASSWORD"},
+    }
+    return settings
+
+
+def _collect(collector: HpomCollector) -> tuple[dict, MetricBatch]:
+    batch = MetricBatch(collector.specs())
+    collector.collect(batch)
+    samples = {}
+    for family in batch.families():
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples, batch
+
+
+def _value(samples: dict, name: str, **labels: str) -> float:
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+def _collector(settings: dict) -> HpomCollector:
+    return HpomCollector(HpomSettings.model_validate(settings), Context())
+
+
+def test_every_figure_from_a_fixture_hpom(hpom_server, fake_oracledb):
+    samples, batch = _collect(_collector(hpom_server))
+    assert batch.errors == {}
+    v = lambda name, **labels: _value(samples, f"middleware_hpom_{name}", **labels)  # noqa: E731
+    for source in ("queues", "queue_count", "opcsv", "ovc", "ovconfget", "database"):
+        assert v("source_present", source=source) == 1
+        assert v("source_success", source=source) == 1, source
+    assert v("source_present", source="msi") == 0
+    # queues: sizes, times, entries (the counting command divides the size by 512), GUI display queues
+    for name, size in QUEUES.items():
+        assert v("queue_size_bytes", queue=name) == size
+        assert v("queue_modified_timestamp_seconds", queue=name) == MTIME
+        assert v("queue_entries", queue=name) == size // 512
+    assert ("middleware_hpom_queue_size_bytes", (("queue", "opcmsgm.pid"),)) not in samples
+    assert ("middleware_hpom_queue_size_bytes", (("queue", "tmpdir_q"),)) not in samples
+    assert v("gui_display_queues") == 3
+    # server processes
+    assert v("server_process_up", source="opcsv", process="opcmsgm") == 1
+    assert v("server_process_up", source="opcsv", process="opcsvcm") == 0
+    assert v("server_process_up", source="opcsv", process="ovcd") == 1
+    assert v("server_process_up", source="ovc", process="opcmona") == 0
+    assert v("server_process_up", source="ovc", process="ovoareqsdr") == 1
+    # variables: set, default, numeric, and against Table 1
+    assert v("server_variable_follows_guide", variable="OPCMSGM_USE_GUI_THREAD") == 1
+    assert v("server_variable_follows_guide", variable="OPC_DIRECT_ACKN_LIMIT") == 0
+    assert v("server_variable_value", variable="OPC_DIRECT_ACKN_LIMIT") == 50
+    assert v("server_variable_follows_guide", variable="OPC_UPDWN_COMMIT_COUNT") == 1
+    assert v("server_variable_follows_guide", variable="OPC_CREATE_AUTO_KEYS") == 1  # default TRUE
+    assert v("server_variable_follows_guide", variable="OPCUIWWW_BULK_MODE") == 0  # default FALSE
+    info = [labels for (name, labels), _ in samples.items() if name == "middleware_hpom_server_variable_info"]
+    info = {dict(labels)["variable"]: dict(labels) for labels in info}
+    assert info["OPC_CREATE_AUTO_KEYS"]["origin"] == "default"
+    assert info["OPC_ACK_MOVE_INTERVAL"]["value"] == "0" and info["OPC_ACK_MOVE_INTERVAL"]["origin"] == "set"
+    assert info["OPCUIWWW_NEW_MSG_NO_DB"]["origin"] == "unset"
+    # database figures (HPOM-ACTIVE, HPOM-ACK, HPOM-CMA, HPOM-AUTOKEYS, HPOM-THROUGHPUT, HPOM-HISTDL)
+    assert v("database_up") == 1 and v("database_backoff_seconds") == 0
+    assert v("active_messages", severity="major") == 30000
+    assert v("active_messages", severity="minor") == 0  # zero-filled
+    assert sum(samples[k] for k in samples if k[0] == "middleware_hpom_active_messages") == 52712
+    assert v("acknowledged_active_messages", severity="major") == 5000
+    assert v("active_messages_without_key", severity="warning") == 15000
+    assert v("window_acknowledged_messages") == 6000
+    assert v("window_received_messages") / v("window_seconds") == 225
+    assert v("cma_max_per_message") == 14
+    assert v("messages_over_cma_limit") == 37 and v("cma_limit") == 10
+    assert v("history_messages") == 2345678
+    for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages"):
+        assert v("query_success", query=query) == 1
+
+
+def test_query_params_come_from_config(hpom_server, fake_oracledb):
+    hpom_server["query_params"] = {"window_seconds": 300, "cma_limit": 5}
+    samples, _ = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_window_seconds") == 300
+    assert _value(samples, "middleware_hpom_cma_limit") == 5
+
+
+def test_msi_programs_are_counted_from_real_processes(hpom_server, fake_oracledb, spawn):
+    hpom_server["msi_programs"] = ["msi_ticket", "msi_pager", "msi_absent"]
+    for name in ("msi_ticket", "msi_ticket", "msi_pager"):
+        wait_for_comm(spawn(name), name)
+    samples, _ = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_msi_program_processes", program="msi_ticket") == 2
+    assert _value(samples, "middleware_hpom_msi_program_processes", program="msi_absent") == 0
+    assert _value(samples, "middleware_hpom_msi_programs_running") == 2
+
+
+def test_missing_installation_is_quiet(tmp_path):
+    settings = {"enabled": True, "queue_dir": str(tmp_path / "nope"), "opcsv": str(tmp_path / "opcsv"),
+                "ovc": None, "ovconfget": "/nonexistent/ovconfget"}
+    samples, batch = _collect(_collector(settings))
+    assert batch.errors == {}
+    for source in ("queues", "opcsv", "ovc", "ovconfget", "database", "msi", "queue_count"):
+        assert _value(samples, "middleware_hpom_source_present", source=source) == 0
+    assert not any(name == "middleware_hpom_source_success" for name, _ in samples)
+
+
+def test_garbage_hanging_and_failing_commands_leave_the_rest(hpom_server, fake_oracledb, tmp_path):
+    bindir = tmp_path / "bin"
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)) * 8 + b"\xff\xfe(12) is running\n")
+    hpom_server["opcsv"] = _script(bindir / "opcsv", f'cat "{garbage}"\n')
+    hpom_server["ovc"] = _script(bindir / "ovc", "sleep 30\n")
+    hpom_server["ovconfget"] = _script(bindir / "ovconfget", "echo 'ERROR: cannot contact ovconfd' >&2; exit 1\n")
+    hpom_server["queue_count_command"] = [_script(bindir / "qcount", "echo no number here\n"), "{path}"]
+    started = time.monotonic()
+    samples, batch = _collect(_collector(hpom_server))
+    assert time.monotonic() - started < 15
+    assert _value(samples, "middleware_hpom_source_success", source="opcsv") == 0
+    assert "no process lines" in batch.errors["opcsv"]
+    assert _value(samples, "middleware_hpom_source_success", source="ovc") == 0
+    assert "timed out after 2s" in batch.errors["ovc"]
+    assert _value(samples, "middleware_hpom_source_success", source="ovconfget") == 0
+    assert "exit status 1: ERROR: cannot contact ovconfd" in batch.errors["ovconfget"]
+    assert _value(samples, "middleware_hpom_source_success", source="queue_count") == 0
+    assert "no count in the output" in batch.errors["queue_count"]
+    assert not any(name == "middleware_hpom_server_process_up" for name, _ in samples)
+    # everything else is intact
+    assert _value(samples, "middleware_hpom_queue_size_bytes", queue="msgmgrq") == 123_456
+    assert _value(samples, "middleware_hpom_active_messages", severity="major") == 30000
+
+
+def test_rejected_login_backs_off_and_does_not_lock_the_account(hpom_server, fake_oracledb, tmp_path):
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["login_error"] = "ORA-01017: invalid username/password; logon denied"
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    collector = _collector(hpom_server)
+    for _ in range(3):
+        samples, batch = _collect(collector)
+    attempts = (tmp_path / "db.log").read_text().splitlines()
+    assert attempts == ["acquire opc_monitor"], "login retried while backing off"
+    assert _value(samples, "middleware_hpom_database_up") == 0
+    assert 290 < _value(samples, "middleware_hpom_database_backoff_seconds") <= 300
+    assert _value(samples, "middleware_hpom_query_success", query="active_messages") == 0
+    assert "ORA-01017" in batch.errors["database"] and "not to lock the account" in batch.errors["database"]
+    assert "Sup3r-S3cret-pw" not in repr(batch.errors)
+    assert _value(samples, "middleware_hpom_queue_size_bytes", queue="msgmgrq") == 123_456
+    # the password is fixed; once the back-off has passed the collector logs in again
+    fake_oracledb.write_text((SERVER / "db.yaml").read_text())
+    collector.client.retry_at = 0
+    samples, batch = _collect(collector)
+    assert _value(samples, "middleware_hpom_database_up") == 1
+    assert _value(samples, "middleware_hpom_active_messages", severity="major") == 30000
+    # a second rejection (on a new session: the pooled one is closed first) doubles the wait
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    collector.client.close()
+    collector.client.failures = 1
+    collector.client.retry_at = 0
+    samples, _ = _collect(collector)
+    assert _value(samples, "middleware_hpom_database_backoff_seconds") > 590
+
+
+def test_a_failing_or_slow_query_marks_only_its_own_metrics(hpom_server, fake_oracledb):
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["queries"][2] = {"match": "opc_act_cust_attrib", "error": "ORA-03113: end-of-file on communication channel"}
+    fixture["queries"][3] = {"match": "opc_hist_messages", "sleep": 5}
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    hpom_server["database"]["query_timeout"] = "1s"
+    collector = _collector(hpom_server)
+    collector.queries.queries[3] = collector.queries.queries[3].model_copy(update={"timeout": 1.0})
+    samples, batch = _collect(collector)
+    assert _value(samples, "middleware_hpom_query_success", query="custom_message_attributes") == 0
+    assert _value(samples, "middleware_hpom_query_success", query="history_messages") == 0
+    assert "timed out after 1s" in batch.errors["database:history_messages"]
+    assert "ORA-03113" in batch.errors["database:custom_message_attributes"]
+    assert ("middleware_hpom_cma_max_per_message", ()) not in samples
+    assert ("middleware_hpom_history_messages", ()) not in samples
+    assert _value(samples, "middleware_hpom_query_success", query="active_messages") == 1
+    assert _value(samples, "middleware_hpom_window_acknowledged_messages") == 6000
+    assert _value(samples, "middleware_hpom_database_up") == 1
+    # both broken sessions were dropped, not returned to the pool
+    assert collector.client.dropped == 2
+
+
+def test_query_interval_serves_cached_rows_between_runs(hpom_server, fake_oracledb, tmp_path):
+    collector = _collector(hpom_server)
+    _collect(collector)
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["queries"][3]["rows"] = [[1]]
+    fixture["queries"][2]["rows"] = [[99, 0, ":cma_limit"]]
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    samples, _ = _collect(collector)
+    assert _value(samples, "middleware_hpom_cma_max_per_message") == 99  # runs every time
+    assert _value(samples, "middleware_hpom_history_messages") == 2345678  # interval 300s: cached
+
+
+def test_real_oracledb_driver_connection_refused(hpom_server):
+    """The real python-oracledb thin driver against a port where nothing listens."""
+    pytest.importorskip("oracledb")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    hpom_server["database"] = {"dsn": f"127.0.0.1:{port}/openview", "user": "opc_monitor",
+                               "password": "Sup3r-S3cret-pw", "connect_timeout": "2s"}
+    samples, batch = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_database_up") == 0
+    assert "DPY-6005" in batch.errors["database"]
+    assert "Sup3r-S3cret-pw" not in repr(batch.errors)
+    assert _value(samples, "middleware_hpom_queue_size_bytes", queue="msgmgrq") == 123_456
+
+
+def test_real_oracledb_driver_against_a_silent_listener(hpom_server):
+    """A listener that accepts and never answers (a hung database host): bounded by connect_timeout."""
+    pytest.importorskip("oracledb")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    accepted = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        hpom_server["database"] = {"dsn": f"127.0.0.1:{server.getsockname()[1]}/openview", "user": "opc_monitor",
+                                   "password": "pw", "connect_timeout": "2s"}
+        started = time.monotonic()
+        samples, batch = _collect(_collector(hpom_server))
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        server.close()
+    assert elapsed < 15, f"collection took {elapsed:.1f}s against a silent listener"
+    assert _value(samples, "middleware_hpom_database_up") == 0
+    assert batch.errors["database"]
+
+
+def test_invalid_configuration_is_named(tmp_path):
+    from exporter.config import ConfigError, load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("collectors:\n  hpom:\n    enabled: true\n    database:\n      dsn: 'opc/secret@db:1521/ov'\n"
+                    "      user: opc\n      password: x\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path, environ={})
+    assert "collectors.hpom.database.dsn" in str(err.value) and "secret" not in str(err.value)
+    path.write_text("collectors:\n  hpom:\n    database:\n      dsn: db/ov\n      user: opc\n")
+    with pytest.raises(ConfigError, match="exactly one of password, password_file, password_env"):
+        load_config(path, environ={})
+    path.write_text("collectors:\n  hpom:\n    queue_count_pattern: '\\d+'\n")
+    with pytest.raises(ConfigError, match="named group `count`"):
+        load_config(path, environ={})
+
+
+# ---- golden exposition and the real exporter process ------------------------------------------------------
+GOLDEN = FIXTURES / "hpom_server.prom"
+VOLATILE = re.compile(r"^(middleware_hpom_(?:source|query)_duration_seconds\{[^}]*\}) .*$", re.M)
+
+
+def _write_config(path: Path, settings: dict) -> None:
+    path.write_text(yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
+                                                   "hpom": settings}}))
+
+
+def test_golden_exposition(hpom_server, fake_oracledb, tmp_path, capsysbinary):
+    from exporter.cli import main
+
+    config = tmp_path / "config.yaml"
+    _write_config(config, hpom_server)
+    assert main(["collect-once", "--config", str(config), "--no-self-metrics"]) == 0
+    text = VOLATILE.sub(r"\1 <duration>", capsysbinary.readouterr().out.decode())
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "exposition changed; if intended, regenerate with UPDATE_GOLDEN=1"
+
+
+@pytest.mark.integration
+def test_exporter_process_serves_hpom_metrics(hpom_server, start_exporter, tmp_path):
+    config = tmp_path / "config.yaml"
+    _write_config(config, hpom_server)
+    fixture = tmp_path / "db-e2e.yaml"
+    shutil.copy(SERVER / "db.yaml", fixture)
+    env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(fixture), "HPOM_DB_PASSWORD": "Sup3r-S3cret-pw"}
+    exporter = start_exporter("--config", str(config), env=env)
+    status, _, body = exporter.get("/metrics")
+    assert status == 200
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="hpom"} 1.0' in text
+    assert 'middleware_hpom_active_messages{severity="major"} 30000.0' in text
+    assert 'middleware_hpom_gui_display_queues 3.0' in text
+    promtool = require_binary("promtool")
+    result = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
+    assert result.returncode == 0 and not result.stdout.strip(), result.stdout.decode() + result.stderr.decode()
+    assert "Sup3r-S3cret-pw" not in exporter.log()
+    names = {f.name for f in text_string_to_metric_families(text)}
+    assert "middleware_hpom_cma_max_per_message" in names
+
+
+@pytest.mark.skipif(not os.environ.get("MWE_TEST_HPOM_DSN"),
+                    reason="set MWE_TEST_HPOM_DSN, MWE_TEST_HPOM_USER and MWE_TEST_HPOM_PASSWORD to run "
+                           "against a real HPOM database (and MWE_TEST_HPOM_QUEUE_DIR on the server itself)")
+def test_real_hpom_server():
+    settings = {"enabled": True,
+                "queue_dir": os.environ.get("MWE_TEST_HPOM_QUEUE_DIR", "/var/opt/OV/share/tmp/OpC/mgmt_sv"),
+                "database": {"dsn": os.environ["MWE_TEST_HPOM_DSN"], "user": os.environ["MWE_TEST_HPOM_USER"],
+                             "password_env": "MWE_TEST_HPOM_PASSWORD"}}
+    samples, batch = _collect(_collector(settings))
+    assert batch.errors.get("database") is None, batch.errors
+    for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages"):
+        assert _value(samples, "middleware_hpom_query_success", query=query) == 1, batch.errors
