@@ -67,3 +67,7 @@ def test_golden_facts_that_matter():
     # partitions and loop devices excluded, as node_exporter does
     assert 'device="sda1"' not in text and 'device="loop0"' not in text
     assert "middleware_host_cpu_cores 2.0" in lines and "middleware_host_cpus 4.0" in lines
+    # HPOM-KERNEL: Linux counterparts of the Appendix B tunables, tab-separated kernel.sem split up
+    assert 'middleware_host_kernel_parameter{parameter="kernel.sem.semmni"} 4096.0' in lines
+    assert 'middleware_host_kernel_parameter{parameter="kernel.shmmni"} 4096.0' in lines
+    assert "middleware_host_file_handles_allocated 12832.0" in lines

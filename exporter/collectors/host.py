@@ -117,6 +117,11 @@ SPECS = [
     _c("disk_discard_time_seconds_total", "Time spent on discards.", ("device",)),
     _c("disk_flush_requests_total", "Flush requests completed.", ("device",)),
     _c("disk_flush_requests_time_seconds_total", "Time spent on flush requests.", ("device",)),
+    _g("kernel_parameter", "A kernel limit from /proc/sys (kernel.shmmax, kernel.shmall, kernel.sem.semmni, ..., "
+       "fs.file-max, kernel.pid_max, kernel.threads-max; shmall in pages, the rest in their own units): the Linux counterparts of the HP-UX tunables in the HPOM "
+       "guide's Appendix B (Tables 29-30).", ("parameter",), "HPOM-KERNEL advice, e.g. shmmax against memory"),
+    _g("file_handles_allocated", "File handles allocated system-wide (first field of fs.file-nr).", (),
+       "against kernel_parameter{parameter=\"fs.file-max\"}"),
     _c("network_receive_bytes_total", "Bytes received.", ("device",), "sar -n DEV rxkB/s: rate()/1024"),
     _c("network_transmit_bytes_total", "Bytes sent.", ("device",), "sar -n DEV txkB/s: rate()/1024"),
     _c("network_receive_packets_total", "Packets received.", ("device",), "sar -n DEV rxpck/s"),
@@ -125,6 +130,18 @@ SPECS = [
     _c("network_transmit_errors_total", "Transmit errors.", ("device",)),
     _c("network_receive_drop_total", "Received packets dropped.", ("device",)),
     _c("network_transmit_drop_total", "Outgoing packets dropped.", ("device",)),
+]
+
+
+KERNEL_PARAMETERS = [
+    ("kernel.shmmax", ("kernel", "shmmax")),
+    ("kernel.shmall", ("kernel", "shmall")),
+    ("kernel.shmmni", ("kernel", "shmmni")),
+    ("kernel.msgmni", ("kernel", "msgmni")),
+    ("kernel.pid_max", ("kernel", "pid_max")),
+    ("kernel.threads-max", ("kernel", "threads-max")),
+    ("fs.file-max", ("fs", "file-max")),
+    ("fs.aio-max-nr", ("fs", "aio-max-nr")),
 ]
 
 
@@ -155,6 +172,26 @@ class HostCollector(Collector):
         self._vmstat(batch)
         self._disks(batch)
         self._network(batch)
+        self._kernel_parameters(batch)
+
+    def _kernel_parameters(self, batch: MetricBatch) -> None:
+        def read(*parts: str) -> list[int] | None:
+            try:
+                return [int(v) for v in read_text(self._path("sys", *parts)).split()]
+            except (OSError, ValueError):
+                return None  # not there (another platform, a restricted container): not guessed
+
+        for parameter, parts in KERNEL_PARAMETERS:
+            values = read(*parts)
+            if values and len(values) == 1:
+                batch.add(f"{P}_kernel_parameter", values[0], parameter=parameter)
+        sem = read("kernel", "sem")
+        if sem and len(sem) == 4:
+            for name, value in zip(("semmsl", "semmns", "semopm", "semmni"), sem):
+                batch.add(f"{P}_kernel_parameter", value, parameter=f"kernel.sem.{name}")
+        file_nr = read("fs", "file-nr")
+        if file_nr:
+            batch.add(f"{P}_file_handles_allocated", file_nr[0])
 
     def _cpu_and_system(self, batch: MetricBatch) -> None:
         stat = parse_stat(read_text(self._path("stat")))
