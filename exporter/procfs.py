@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Iterator
 
 USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -207,17 +208,15 @@ def parse_pid_stat(text: str) -> ProcStat:
     )
 
 
-def scan_processes(root: str) -> tuple[list[tuple[ProcStat, str]], int]:
-    """Every process under ``root`` (a procfs mount) as (parsed stat, its /proc/<pid> directory), and how many
-    stat files were read.  Processes that exit while being listed, and unreadable or garbled stat files, are
-    skipped."""
+def iter_processes(root: str) -> Iterator[tuple[ProcStat, str]]:
+    """Every process under ``root`` (a procfs mount) as (parsed stat, its /proc/<pid> directory), one at a
+    time (no list of thousands of processes is built).  Processes that exit while being listed, and unreadable
+    or garbled stat files, are skipped."""
     with os.scandir(root) as entries:
         pids = [entry.name for entry in entries if entry.name.isdigit()]
-    result = []
     for pid in pids:
         base = os.path.join(root, pid)
         try:
-            result.append((parse_pid_stat(read_text(base + "/stat")), base))
+            yield parse_pid_stat(read_text(base + "/stat")), base
         except (OSError, ValueError, IndexError):
             continue
-    return result, len(result)

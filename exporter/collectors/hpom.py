@@ -35,7 +35,7 @@ from ..collector import Collector, CollectorSettings, Context, Duration, check_r
 from ..deadline import BoundedCall, Overdue
 from ..metrics import NAMESPACE, MetricBatch, MetricSpec
 from ..oracle import OracleClient, OracleSettings
-from ..procfs import scan_processes
+from ..procfs import iter_processes
 from ..runner import CommandError, run_command
 from ..sqlmetrics import QueryRunner, load_queries
 
@@ -333,8 +333,7 @@ class HpomCollector(Collector):
     def _msi(self, batch: MetricBatch) -> Callable[[], None]:
         wanted = set(self.settings.msi_programs)
         counts = dict.fromkeys(sorted(wanted), 0)
-        processes, _ = scan_processes(self.context.procfs)
-        for proc, _ in processes:
+        for proc, _ in iter_processes(self.context.procfs):
             if proc.comm in wanted and proc.state != "Z":
                 counts[proc.comm] += 1
 

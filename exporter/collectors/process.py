@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..collector import Collector, CollectorSettings, Context, Duration, StrictModel, check_regex
 from ..metrics import LABEL_NAME_RE, NAMESPACE, MetricBatch, MetricSpec
-from ..procfs import PAGE_SIZE, USER_HZ, ProcStat, read_text, scan_processes
+from ..procfs import PAGE_SIZE, USER_HZ, ProcStat, iter_processes, read_text
 
 P = f"{NAMESPACE}_process"
 RESERVED_LABELS = ("group", "process", "mode")
@@ -231,8 +231,9 @@ class ProcessCollector(Collector):
         boot_time = self._boot_time()
         totals: dict[tuple[str, ...], _Totals] = {}
         seen: dict[tuple[int, int, int], tuple[int, int]] = {}
-        processes, scanned = scan_processes(root)
-        for proc, base in processes:
+        scanned = 0
+        for proc, base in iter_processes(root):
+            scanned += 1
             if proc.state == "Z":
                 continue
             cmdline_cache: list[str] = []
