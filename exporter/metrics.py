@@ -151,7 +151,7 @@ class MetricBatch:
         """Emit the family's HELP/TYPE even when it has no samples this time."""
         self._family(name)
 
-    def add(self, name: str, value: object, **labels: object) -> None:
+    def add(self, name: str, value: object, /, **labels: object) -> None:
         fam = self._family(name)
         if fam.spec.type == "info":
             raise InvalidSample(f"{name}: use add_info() for info metrics")
@@ -160,7 +160,7 @@ class MetricBatch:
         self._count_series(fam, key)
         fam.metric.add_metric(list(key), number)
 
-    def add_info(self, name: str, info: dict[str, object], **labels: object) -> None:
+    def add_info(self, name: str, info: dict[str, object], /, **labels: object) -> None:
         fam = self._family(name)
         if fam.spec.type != "info":
             raise InvalidSample(f"{name}: add_info() is only for info metrics")

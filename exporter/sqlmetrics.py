@@ -10,7 +10,7 @@
         zero_fill: {severity: [normal, warning]}   # optional: report 0 for label values the query did not return
         metrics:
           - name: middleware_hpom_active_messages
-            type: gauge                     # gauge or counter
+            type: gauge                     # gauge, counter or info (info: labels only, value 1)
             help: Active (unacknowledged) messages.
             value: messages                 # the column holding the value
             labels: [severity]              # columns that become labels
@@ -39,15 +39,23 @@ from .oracle import DatabaseUnavailable, OracleClient, error_text
 
 class MetricColumn(StrictModel):
     name: str
-    type: Literal["gauge", "counter"] = "gauge"
+    type: Literal["gauge", "counter", "info"] = "gauge"
     help: str = Field(..., min_length=1)
-    value: str
+    value: str | None = None  # not used by info metrics: all their labels come from columns
     labels: list[str] = Field(default_factory=list)
 
     @field_validator("value")
     @classmethod
-    def _lower_value(cls, value: str) -> str:
-        return value.lower()
+    def _lower_value(cls, value: str | None) -> str | None:
+        return None if value is None else value.lower()
+
+    @model_validator(mode="after")
+    def _value_needed(self) -> "MetricColumn":
+        if self.type != "info" and self.value is None:
+            raise ValueError(f"{self.name}: a {self.type} needs a value column")
+        if self.type == "info" and not self.labels:
+            raise ValueError(f"{self.name}: an info metric needs label columns")
+        return self
 
     @field_validator("labels")
     @classmethod
@@ -148,6 +156,7 @@ class QueryRunner:
         self.params = dict(params or {})
         self._clock = clock
         self._state = {q.name: _QueryState() for q in queries}
+        self._info = {m.name for q in queries for m in q.metrics if m.type == "info"}
         allowed = allowed_prefix or prefix.rsplit("_", 1)[0] + "_"
         for query in queries:
             for metric in query.metrics:
@@ -166,8 +175,8 @@ class QueryRunner:
         ]
         for query in self.queries:
             for metric in query.metrics:
-                specs.append(MetricSpec(metric.name, metric.type, metric.help, const + tuple(metric.labels),
-                                        f"query `{query.name}`"))
+                labels = const if metric.type == "info" else const + tuple(metric.labels)
+                specs.append(MetricSpec(metric.name, metric.type, metric.help, labels, f"query `{query.name}`"))
         return specs
 
     def _bind(self, query: QuerySpec) -> dict[str, Any]:
@@ -181,12 +190,13 @@ class QueryRunner:
         index = {name: i for i, name in enumerate(columns)}
         samples: list[tuple[str, float, dict[str, str]]] = []
         for metric in query.metrics:
-            missing = [c for c in [metric.value, *metric.labels] if c not in index]
+            wanted = [metric.value] if metric.value else []
+            missing = [c for c in [*wanted, *metric.labels] if c not in index]
             if missing:
                 raise ValueError(f"columns {missing} not in the result ({', '.join(columns)})")
             seen: set[tuple[str, ...]] = set()
             for row in rows:
-                value = _number(row[index[metric.value]])
+                value = _number(row[index[metric.value]]) if metric.value else 1.0
                 labels = {label: "" if row[index[label]] is None else str(row[index[label]]).strip()
                           for label in metric.labels}
                 key = tuple(labels[label] for label in metric.labels)
@@ -263,10 +273,18 @@ class QueryRunner:
             batch.add(f"{self.prefix}_success", 1 if state.success else 0, query=query.name, **self.const_labels)
             batch.add(f"{self.prefix}_duration_seconds", state.duration, query=query.name, **self.const_labels)
             for name, value, labels in state.samples:
-                batch.add(name, value, **labels, **self.const_labels)
+                if name in self._info:
+                    batch.add_info(name, labels, **self.const_labels)
+                else:
+                    batch.add(name, value, **labels, **self.const_labels)
         for query in self.queries:
             for metric in query.metrics:
                 batch.declare_empty(metric.name)
+
+    def samples(self, metric: str) -> list[tuple[float, dict[str, str]]]:
+        """The last successful samples of one metric (for checks computed from query results)."""
+        return [(value, labels) for state in self._state.values() if state.success
+                for name, value, labels in state.samples if name == metric]
 
     def errors(self) -> dict[str, str]:
         return {name: s.error for name, s in self._state.items() if s.error}

@@ -93,7 +93,7 @@ def _collect(collector: HpomCollector) -> tuple[dict, MetricBatch]:
     return samples, batch
 
 
-def _value(samples: dict, name: str, **labels: str) -> float:
+def _value(samples: dict, name: str, /, **labels: str) -> float:
     return samples[(name, tuple(sorted(labels.items())))]
 
 
@@ -211,7 +211,7 @@ def test_rejected_login_backs_off_and_does_not_lock_the_account(hpom_server, fak
     for _ in range(3):
         samples, batch = _collect(collector)
     attempts = (tmp_path / "db.log").read_text().splitlines()
-    assert attempts == ["acquire opc_monitor"], "login retried while backing off"
+    assert attempts == ["acquire opc_monitor hpomdb.example:1521/openview"], "login retried while backing off"
     assert _value(samples, "middleware_hpom_database_up") == 0
     assert 290 < _value(samples, "middleware_hpom_database_backoff_seconds") <= 300
     assert _value(samples, "middleware_hpom_query_success", query="active_messages") == 0

@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..collector import Collector
 from .host import HostCollector
 from .hpom import HpomCollector
+from .oracle import OracleCollector
 from .process import ProcessCollector
 
-REGISTRY: dict[str, type[Collector]] = {cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector)}
+REGISTRY: dict[str, type[Collector]] = {
+    cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector, OracleCollector)
+}

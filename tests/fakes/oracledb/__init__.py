@@ -14,6 +14,13 @@ YAML fixture named by $FAKE_ORACLEDB_FIXTURE, read on every call so that a test 
         error: "ORA-00942: table or view does not exist"
       - match: something_slow
         sleep: 30                            # honours call_timeout like the real driver (DPY-4024)
+      - match: v$session
+        error: "ORA-03113: end-of-file on communication channel"
+        drop: true                           # the session is gone: every later call on it fails (DPY-1001)
+    databases:                               # optional: per-dsn sections with the keys above
+      "dbhost:1521/orcl": {queries: [...]}
+
+A row value "@hostname" is replaced by this machine's host name.
 
 Each connect attempt is appended to $FAKE_ORACLEDB_LOG (one line: "acquire <user>"), so tests can count login
 attempts.  Selected from a test by putting tests/fakes first on PYTHONPATH, or by patching sys.modules.
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import decimal
 import os
+import socket
 import time
 
 import yaml
@@ -57,12 +65,15 @@ class OperationalError(DatabaseError):
     pass
 
 
-def _fixture() -> dict:
+def _fixture(dsn: str | None = None) -> dict:
     path = os.environ.get("FAKE_ORACLEDB_FIXTURE")
     if not path:
         return {"queries": []}
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle) or {}
+        data = yaml.safe_load(handle) or {}
+    if dsn is not None and dsn in data.get("databases", {}):
+        return data["databases"][dsn]
+    return data
 
 
 def _log(line: str) -> None:
@@ -83,7 +94,7 @@ class Cursor:
         for bind in params:
             if f":{bind}" not in sql:
                 raise DatabaseError(f"DPY-4008: no bind placeholder named \":{bind}\" was found in the SQL text")
-        for entry in _fixture().get("queries", []):
+        for entry in _fixture(self._conn.dsn).get("queries", []):
             if entry["match"].lower() in sql.lower():
                 break
         else:
@@ -96,6 +107,8 @@ class Cursor:
                 raise DatabaseError(f"DPY-4024: call timeout of {self._conn.call_timeout} ms exceeded")
             time.sleep(entry["sleep"])
         if "error" in entry:
+            if entry.get("drop"):
+                self._conn.broken = True
             raise DatabaseError(entry["error"])
         self.description = [(name, None, None, None, None, None, True) for name in entry["columns"]]
         rows = []
@@ -104,6 +117,8 @@ class Cursor:
             for value in row:
                 if isinstance(value, str) and value.startswith(":") and value[1:] in params:
                     value = params[value[1:]]
+                elif value == "@hostname":
+                    value = socket.gethostname()
                 elif isinstance(value, str) and value.startswith("decimal:"):
                     value = decimal.Decimal(value[8:])
                 values.append(value)
@@ -119,7 +134,8 @@ class Cursor:
 
 
 class Connection:
-    def __init__(self) -> None:
+    def __init__(self, dsn: str = "") -> None:
+        self.dsn = dsn
         self.call_timeout = 0
         self.broken = False
 
@@ -133,15 +149,17 @@ class Connection:
 
 
 def connect(user: str, password: str, dsn: str, **kwargs) -> Connection:
-    _log(f"acquire {user}")
+    _log(f"acquire {user} {dsn}")
     if not password:
         raise DatabaseError("ORA-01005: null password given; logon denied")
-    fixture = _fixture()
+    fixture = _fixture(dsn)
+    if fixture.get("hang_connect"):
+        time.sleep(float(fixture["hang_connect"]))
     if fixture.get("login_error"):
         raise DatabaseError(fixture["login_error"])
     if fixture.get("connect_error"):
         raise OperationalError(fixture["connect_error"])
-    return Connection()
+    return Connection(dsn)
 
 
 class ConnectParams:  # marks the module as python-oracledb (thin-mode keyword arguments accepted)

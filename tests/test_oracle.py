@@ -1,0 +1,333 @@
+"""The Oracle collector with two databases served by the DB-API stand-in (tests/fakes/oracledb): rows with the
+real column names and types, NULLs, empty results, slow queries, ORA errors, dropped and hanging connections;
+and the real python-oracledb driver against a closed port.  No Oracle server can run on these machines."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from exporter.collector import Context
+from exporter.collectors.oracle import OracleCollector, OracleCollectorSettings, mount_of
+from exporter.metrics import MetricBatch
+
+from .conftest import FIXTURES, REPO, require_binary
+
+FIX = FIXTURES / "oracle"
+FAKES = REPO / "tests" / "fakes"
+OPCDB = "opcdb.example:1521/openview"
+ERP = "erp.example:1521/erp"
+
+
+@pytest.fixture
+def fake_db(monkeypatch, tmp_path):
+    fixture = tmp_path / "db.yaml"
+    shutil.copy(FIX / "db.yaml", fixture)
+    monkeypatch.setenv("FAKE_ORACLEDB_FIXTURE", str(fixture))
+    monkeypatch.setenv("FAKE_ORACLEDB_LOG", str(tmp_path / "connects.log"))
+    monkeypatch.setenv("ORA_MONITOR_PW", "Tiger-Tiger-42")
+    monkeypatch.syspath_prepend(str(FAKES))
+    monkeypatch.delitem(sys.modules, "oracledb", raising=False)
+    assert importlib.import_module("oracledb").__version__ == "0.0-fake"
+    yield fixture
+    sys.modules.pop("oracledb", None)
+
+
+def _settings(**overrides) -> dict:
+    settings = {
+        "enabled": True,
+        "databases": [
+            {"name": "opcdb", "dsn": OPCDB, "user": "monitor", "password_env": "ORA_MONITOR_PW", "hpom": True},
+            {"name": "erp", "dsn": ERP, "user": "monitor", "password_env": "ORA_MONITOR_PW",
+             "dedicated_host": True},
+        ],
+    }
+    settings.update(overrides)
+    return settings
+
+
+def _collector(settings: dict) -> OracleCollector:
+    return OracleCollector(OracleCollectorSettings.model_validate(settings), Context(procfs=str(FIX / "proc")))
+
+
+def _collect(collector: OracleCollector) -> tuple[dict, MetricBatch]:
+    batch = MetricBatch(collector.specs())
+    collector.collect(batch)
+    samples = {}
+    for family in batch.families():
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples, batch
+
+
+def _v(samples: dict, name: str, /, **labels) -> float:
+    return samples[(f"middleware_oracle_{name}", tuple(sorted(labels.items())))]
+
+
+def _edit(fixture, dsn: str, match: str, **entry) -> None:
+    data = yaml.safe_load(fixture.read_text())
+    queries = data["databases"][dsn]["queries"]
+    for index, query in enumerate(queries):
+        if query["match"] == match:
+            queries[index] = {"match": match, **entry}
+    fixture.write_text(yaml.safe_dump(data))
+
+
+def test_two_databases_every_figure_labelled(fake_db):
+    samples, batch = _collect(_collector(_settings()))
+    assert batch.errors == {}
+    for db in ("opcdb", "erp"):
+        assert _v(samples, "up", database=db) == 1
+        assert _v(samples, "collect_success", database=db) == 1
+        for query in ("redo_sequence", "redo_switches_last_hour", "redo_groups", "redo_group_status",
+                      "log_file_switch_waits", "log_file_switch_sessions", "parameters", "resource_limits", "host"):
+            assert _v(samples, "query_success", database=db, query=query) == 1, (db, query)
+    # redo switches: a counter per thread, and the last hour (idle RAC thread 2 reports 0)
+    assert _v(samples, "redo_log_switches_total", database="opcdb", thread="1") == 48213
+    assert _v(samples, "redo_log_switches_total", database="erp", thread="2") == 17
+    assert _v(samples, "redo_log_switches_last_hour", database="opcdb", thread="1") == 38
+    assert _v(samples, "redo_log_switches_last_hour", database="erp", thread="2") == 0
+    # redo layout
+    assert _v(samples, "redo_group_size_bytes", database="opcdb", thread="1", log_group="3") == 20971520
+    assert _v(samples, "redo_group_members", database="erp", thread="2", log_group="25") == 2
+    assert _v(samples, "redo_groups", database="opcdb", status="ACTIVE") == 2
+    assert _v(samples, "redo_groups", database="opcdb", status="UNUSED") == 0  # zero-filled
+    # waits (Decimal seconds; the ERP database has none: empty result, no series, query still fine)
+    assert _v(samples, "log_file_switch_waits_total", database="opcdb",
+              event="log file switch (checkpoint incomplete)") == 1534
+    assert _v(samples, "log_file_switch_wait_seconds_total", database="opcdb",
+              event="log file switch (checkpoint incomplete)") == pytest.approx(912.345678)
+    assert not any(k[0] == "middleware_oracle_log_file_switch_waits_total" and ("database", "erp") in k[1]
+                   for k in samples)
+    assert _v(samples, "sessions_waiting_log_file_switch", database="opcdb",
+              event="log file switch (checkpoint incomplete)") == 7
+    assert _v(samples, "sessions_waiting_log_file_switch", database="erp",
+              event="log file switch (archiving needed)") == 0
+    # parameters: numbers as gauges, text as info (NULL numeric value: no gauge)
+    assert _v(samples, "parameter_value", database="opcdb", name="log_buffer") == 65536
+    assert ("middleware_oracle_parameter_value", (("database", "opcdb"), ("name", "filesystemio_options"))) \
+        not in samples
+    assert _v(samples, "parameter_info", database="opcdb", name="filesystemio_options", value="none",
+              isdefault="TRUE") == 1
+    # limits, NULL limit (unlimited) gives no limit series
+    assert _v(samples, "resource_current_utilization", database="erp", resource="processes") == 412
+    assert _v(samples, "resource_limit", database="opcdb", resource="sessions") == 170
+    assert ("middleware_oracle_resource_limit", (("database", "erp"), ("resource", "sessions"))) not in samples
+    # the guide checks
+    ok = lambda db, check: _v(samples, "follows_guide", database=db, check=check)  # noqa: E731
+    assert ok("opcdb", "redo_groups_per_thread") == 0 and ok("erp", "redo_groups_per_thread") == 1
+    assert _v(samples, "guide_observed", database="opcdb", check="redo_groups_per_thread") == 3
+    assert ok("opcdb", "redo_group_size") == 0 and ok("erp", "redo_group_size") == 1
+    assert ok("opcdb", "log_buffer") == 0 and ok("erp", "log_buffer") == 1
+    assert ok("opcdb", "hpom_sga_target") == 0
+    assert _v(samples, "guide_threshold", database="opcdb", check="hpom_sga_target") == 350 * 2**20
+    assert ok("opcdb", "hpom_processes") == 0 and ok("opcdb", "hpom_multiblock_read_count") == 0
+    assert ok("opcdb", "db_writer_processes") == 0 and ok("erp", "db_writer_processes") == 0  # 4 writers, 8 cores
+    assert _v(samples, "guide_threshold", database="erp", check="db_writer_processes") == 8
+    assert ok("erp", "sga_share_of_memory") == 1
+    assert _v(samples, "guide_observed", database="erp", check="sga_share_of_memory") == pytest.approx(0.625)
+    assert ("middleware_oracle_follows_guide", (("check", "sga_share_of_memory"), ("database", "opcdb"))) \
+        not in samples  # not a dedicated host
+    assert ("middleware_oracle_follows_guide", (("check", "hpom_sga_target"), ("database", "erp"))) not in samples
+
+
+def test_nfs_mounts_of_local_database_files(fake_db):
+    samples, _ = _collect(_collector(_settings()))
+    nfs = lambda point, option: _v(samples, "nfs_mount_follows_guide", database="opcdb",  # noqa: E731
+                                   mountpoint=point, option=option)
+    for option in ("hard", "proto_tcp", "vers", "rsize", "wsize", "timeo"):
+        assert nfs("/u01/oradata", option) == 1, option
+    assert nfs("/u01/oradata", "direct_io") == 0  # filesystemio_options=none and no forcedirectio
+    assert nfs("/u02/redo", "hard") == 0 and nfs("/u02/redo", "vers") == 0 and nfs("/u02/redo", "timeo") == 0
+    assert nfs("/u02/redo", "rsize") == 1
+    info = [dict(labels) for (name, labels), _ in samples.items() if name == "middleware_oracle_file_system_info"]
+    points = {i["mountpoint"]: i for i in info if i["database"] == "opcdb"}
+    assert set(points) == {"/u01/oradata", "/u02/redo", "/u03/arch log"}
+    assert points["/u01/oradata"]["fstype"] == "nfs" and points["/u03/arch log"]["fstype"] == "xfs"
+    # the ERP database runs on another host: its files are not looked up on this one
+    assert not any(i["database"] == "erp" for i in info)
+
+
+def test_direct_io_through_filesystemio_options(fake_db):
+    _edit(fake_db, OPCDB, "FROM v$parameter", columns=["NAME", "VALUE", "ISDEFAULT", "NUMERIC_VALUE"],
+          rows=[["filesystemio_options", "directio", "FALSE", None]])
+    samples, _ = _collect(_collector(_settings()))
+    assert _v(samples, "nfs_mount_follows_guide", database="opcdb", mountpoint="/u01/oradata", option="direct_io") == 1
+
+
+def test_hanging_database_leaves_the_other_intact(fake_db):
+    data = yaml.safe_load(fake_db.read_text())
+    data["databases"][ERP]["hang_connect"] = 30
+    fake_db.write_text(yaml.safe_dump(data))
+    settings = _settings()
+    settings["databases"][1]["connect_timeout"] = "1s"
+    started = time.monotonic()
+    samples, batch = _collect(_collector(settings))
+    assert time.monotonic() - started < 10
+    assert _v(samples, "up", database="erp") == 0
+    assert _v(samples, "collect_success", database="erp") == 0
+    assert _v(samples, "query_success", database="erp", query="redo_sequence") == 0
+    assert "timed out" in batch.errors["erp"]
+    assert _v(samples, "up", database="opcdb") == 1
+    assert _v(samples, "redo_log_switches_total", database="opcdb", thread="1") == 48213
+
+
+def test_ora_error_mid_scrape_and_dropped_connection_reconnect(fake_db, tmp_path):
+    _edit(fake_db, OPCDB, "FROM v$resource_limit", error="ORA-00942: table or view does not exist")
+    _edit(fake_db, OPCDB, "FROM v$session", error="ORA-03113: end-of-file on communication channel", drop=True)
+    collector = _collector(_settings())
+    samples, batch = _collect(collector)
+    assert _v(samples, "query_success", database="opcdb", query="resource_limits") == 0
+    assert _v(samples, "query_success", database="opcdb", query="log_file_switch_sessions") == 0
+    assert "ORA-00942" in batch.errors["opcdb:resource_limits"]
+    assert "ORA-03113" in batch.errors["opcdb:log_file_switch_sessions"]
+    # the queries after the dropped session ran on a fresh one
+    assert _v(samples, "query_success", database="opcdb", query="parameters") == 1
+    assert _v(samples, "up", database="opcdb") == 1
+    assert collector.databases[0].client.dropped == 1
+    connects = lambda: sum(1 for line in (tmp_path / "connects.log").read_text().splitlines()  # noqa: E731
+                           if OPCDB in line)
+    first = connects()
+    assert first == 2  # the first session, and a new one after the drop
+    # the database is fine again: the next scrape reuses the pooled session and every query succeeds
+    shutil.copy(FIX / "db.yaml", fake_db)
+    samples, batch = _collect(collector)
+    assert _v(samples, "query_success", database="opcdb", query="log_file_switch_sessions") == 1
+    assert _v(samples, "resource_limit", database="opcdb", resource="processes") == 150
+    assert not any(key.startswith("opcdb") for key in batch.errors)
+
+
+def test_slow_query_times_out_alone(fake_db):
+    _edit(fake_db, ERP, "FROM v$system_event", sleep=5)
+    settings = _settings()
+    settings["databases"][1]["query_timeout"] = "1s"
+    samples, batch = _collect(_collector(settings))
+    assert _v(samples, "query_success", database="erp", query="log_file_switch_waits") == 0
+    assert "timed out after 1s" in batch.errors["erp:log_file_switch_waits"]
+    assert _v(samples, "query_success", database="erp", query="parameters") == 1
+    assert _v(samples, "collect_success", database="erp") == 1
+
+
+def test_locked_account_backs_off(fake_db, tmp_path):
+    data = yaml.safe_load(fake_db.read_text())
+    data["databases"][ERP]["login_error"] = "ORA-28000: The account is locked."
+    fake_db.write_text(yaml.safe_dump(data))
+    collector = _collector(_settings())
+    for _ in range(3):
+        samples, batch = _collect(collector)
+    erp_connects = [line for line in (tmp_path / "connects.log").read_text().splitlines() if ERP in line]
+    assert len(erp_connects) == 1
+    assert _v(samples, "backoff_seconds", database="erp") > 250
+    assert "Tiger-Tiger-42" not in repr(batch.errors)
+    assert _v(samples, "up", database="opcdb") == 1
+
+
+def test_real_driver_refused_connection():
+    pytest.importorskip("oracledb")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = {"enabled": True, "databases": [{"name": "gone", "dsn": f"127.0.0.1:{port}/orcl", "user": "monitor",
+                                                "password": "Tiger-Tiger-42", "connect_timeout": "2s"}]}
+    samples, batch = _collect(_collector(settings))
+    assert _v(samples, "up", database="gone") == 0
+    assert _v(samples, "query_success", database="gone", query="redo_sequence") == 0
+    assert "DPY-6005" in batch.errors["gone"]
+    assert "Tiger-Tiger-42" not in repr(batch.errors)
+
+
+def test_configuration_errors():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="database names must be unique"):
+        OracleCollectorSettings.model_validate(_settings(databases=[_settings()["databases"][0]] * 2))
+    with pytest.raises(ValidationError, match="no databases are configured"):
+        OracleCollectorSettings.model_validate({"enabled": True})
+    with pytest.raises(ValidationError, match="sga_share_min must be below"):
+        OracleCollectorSettings.model_validate(_settings(guide={"sga_share_min": 0.8, "sga_share_max": 0.7}))
+
+
+def test_extra_queries_are_added(fake_db, tmp_path):
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(yaml.safe_dump({"queries": [{
+        "name": "archive_dest", "sql": "SELECT COUNT(*) AS errors FROM v$archive_dest WHERE status = 'ERROR'",
+        "metrics": [{"name": "middleware_oracle_archive_dest_errors", "help": "Archive destinations in error.",
+                     "value": "errors"}]}]}))
+    data = yaml.safe_load(fake_db.read_text())
+    data["databases"][OPCDB]["queries"].append({"match": "v$archive_dest", "columns": ["ERRORS"], "rows": [[1]]})
+    fake_db.write_text(yaml.safe_dump(data))
+    samples, _ = _collect(_collector(_settings(extra_queries_file=str(extra))))
+    assert _v(samples, "archive_dest_errors", database="opcdb") == 1
+    assert _v(samples, "query_success", database="erp", query="archive_dest") == 0  # ERP has no such rows
+
+
+def test_mount_lookup():
+    mounts = [("/dev/root", "/", "ext4", "rw"), ("f:/a", "/u01", "nfs", "hard"), ("f:/b", "/u01/data", "nfs", "soft"),
+              ("f:/c", "/u011", "nfs", "hard")]
+    assert mount_of("/u01/data/x", mounts)[1] == "/u01/data"
+    assert mount_of("/u01/other", mounts)[1] == "/u01"
+    assert mount_of("/u011/x", mounts)[1] == "/u011"
+    assert mount_of("/var/tmp", mounts)[1] == "/"
+
+
+GOLDEN = FIXTURES / "oracle_two_databases.prom"
+VOLATILE = re.compile(r"^(middleware_oracle_(?:query_duration_seconds|collect_duration_seconds)\{[^}]*\}) .*$", re.M)
+
+
+def _config(tmp_path) -> str:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"paths": {"procfs": str(FIX / "proc")},
+                                    "collectors": {"host": {"enabled": False}, "process": {"enabled": False},
+                                                   "oracle": _settings()}}))
+    return str(path)
+
+
+def test_golden_exposition(fake_db, tmp_path, capsysbinary):
+    from exporter.cli import main
+
+    assert main(["collect-once", "--config", _config(tmp_path), "--no-self-metrics"]) == 0
+    text = VOLATILE.sub(r"\1 <duration>", capsysbinary.readouterr().out.decode())
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "exposition changed; if intended, regenerate with UPDATE_GOLDEN=1"
+
+
+@pytest.mark.integration
+def test_exporter_process_with_two_databases(start_exporter, tmp_path):
+    fixture = tmp_path / "db.yaml"
+    shutil.copy(FIX / "db.yaml", fixture)
+    env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(fixture), "ORA_MONITOR_PW": "Tiger-Tiger-42"}
+    exporter = start_exporter("--config", _config(tmp_path), env=env)
+    status, _, body = exporter.get("/metrics")
+    assert status == 200
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="oracle"} 1.0' in text
+    assert 'middleware_oracle_redo_log_switches_total{database="erp",thread="1"} 902211.0' in text
+    assert 'middleware_oracle_redo_log_switches_total{database="opcdb",thread="1"} 48213.0' in text
+    result = subprocess.run([require_binary("promtool"), "check", "metrics"], input=body, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0 and not result.stdout.strip(), result.stdout.decode() + result.stderr.decode()
+    assert "Tiger-Tiger-42" not in exporter.log()
+
+
+@pytest.mark.skipif(not os.environ.get("MWE_TEST_ORACLE_DSN"),
+                    reason="set MWE_TEST_ORACLE_DSN, MWE_TEST_ORACLE_USER and MWE_TEST_ORACLE_PASSWORD to run against "
+                           "a real Oracle database (not run on these machines)")
+def test_real_oracle_database():
+    settings = {"enabled": True, "databases": [{
+        "name": "real", "dsn": os.environ["MWE_TEST_ORACLE_DSN"], "user": os.environ["MWE_TEST_ORACLE_USER"],
+        "password_env": "MWE_TEST_ORACLE_PASSWORD",
+        "thick_mode": bool(os.environ.get("MWE_TEST_ORACLE_THICK"))}]}
+    samples, batch = _collect(OracleCollector(OracleCollectorSettings.model_validate(settings), Context()))
+    assert _v(samples, "up", database="real") == 1, batch.errors
+    failed = {k: v for k, v in batch.errors.items() if k.startswith("real:")}
+    assert not failed, failed
