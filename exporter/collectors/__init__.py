@@ -5,9 +5,10 @@ from __future__ import annotations
 from ..collector import Collector
 from .host import HostCollector
 from .hpom import HpomCollector
+from .ibmmq import IbmmqCollector
 from .oracle import OracleCollector
 from .process import ProcessCollector
 
 REGISTRY: dict[str, type[Collector]] = {
-    cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector, OracleCollector)
+    cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector, OracleCollector, IbmmqCollector)
 }

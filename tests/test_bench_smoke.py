@@ -1,0 +1,30 @@
+"""The benchmarks still run (small sizes; no timing is asserted: the figures are for people to read)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import REPO, require_binary
+
+pytestmark = pytest.mark.integration
+
+
+def _run(*args: str) -> str:
+    result = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=300,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_mq_bench_runs():
+    out = _run("bench/mq_bench.py", "--queues", "500", "--scrapes", "10", "--interval", "2", "--pause", "0.05")
+    assert "scrape latency: median" in out and "series" in out
+
+
+def test_scrape_bench_runs():
+    require_binary("prometheus-node-exporter", "node_exporter")
+    out = _run("bench/scrape_bench.py", "--scrapes", "20", "--warmup", "2", "--idle-seconds", "1")
+    assert "ratio ours/node" in out
