@@ -8,7 +8,9 @@ from .hpom import HpomCollector
 from .ibmmq import IbmmqCollector
 from .oracle import OracleCollector
 from .process import ProcessCollector
+from .vhi import VhiCollector
 
 REGISTRY: dict[str, type[Collector]] = {
-    cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector, OracleCollector, IbmmqCollector)
+    cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector, OracleCollector, IbmmqCollector,
+                              VhiCollector)
 }

@@ -1,0 +1,164 @@
+"""Verastream Host Integrator (VHI) session server: concurrent host sessions, sessions per CPU, and the memory the
+guide's formula asks for.
+
+Requirements: ``../shared/guide-thresholds.md`` rows VHI-SESS, VHI-MEM, VHI-CPU and the VHI 6.5 performance note
+(``002_0c96062eabb27934.txt``): at most 250 concurrent host sessions per CPU; 512 MB (1 GB recommended) for up to
+100 sessions plus 64 MB (128 MB recommended) per further 100 sessions.
+
+How sessions are counted (the most reliable way available without VHI's own tools): every host session holds
+one TCP connection from the session server to the host (TN3270, TN5250, VT); so the collector counts the
+ESTABLISHED TCP connections owned by the session server processes (``sesssrvr`` by default) whose remote port is
+one of ``host_ports``.  Ownership comes from the sockets in ``/proc/<pid>/fd`` matched against
+``/proc/<pid>/net/tcp`` and ``tcp6`` by inode, so the exporter needs to run as the session server's user or as
+root; otherwise the collection fails with "permission denied" rather than reporting a wrong count.  The CPUs a
+session server may use are its CPU affinity (``Cpus_allowed_list``), as the guide's tests pinned the processes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from pydantic import Field
+
+from ..collector import Collector, CollectorSettings, Context, Duration
+from ..metrics import NAMESPACE, MetricBatch, MetricSpec
+from ..procfs import PAGE_SIZE, iter_processes, read_text
+
+P = f"{NAMESPACE}_vhi"
+MB = 1024 * 1024
+TCP_ESTABLISHED = "01"
+
+
+class VhiSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector (on a VHI session server host).")
+    interval: Duration = Field(15.0, description="Seconds between collections.")
+    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
+    process_names: list[str] = Field(default_factory=lambda: ["sesssrvr"],
+                                     description="Process names of the session server.")
+    host_ports: list[int] = Field(default_factory=lambda: [23, 992],
+                                  description="Remote ports of the host connections (TN3270/TN5250 23, TLS 992, VT ...).")
+    sessions_per_cpu_limit: int = Field(250, ge=1, description="VHI-SESS: sessions per CPU the guide allows.")
+    memory_base_mb: int = Field(512, ge=0, description="VHI-MEM: minimum memory for up to base_sessions sessions.")
+    memory_recommended_base_mb: int = Field(1024, ge=0, description="VHI-MEM: recommended memory for that.")
+    memory_per_100_mb: int = Field(64, ge=0, description="VHI-MEM: minimum per further 100 sessions.")
+    memory_recommended_per_100_mb: int = Field(128, ge=0, description="VHI-MEM: recommended per further 100.")
+    base_sessions: int = Field(100, ge=0, description="Sessions covered by the base memory.")
+
+
+SPECS = [
+    MetricSpec(f"{P}_session_server_processes", "gauge", "Session server processes running.", ()),
+    MetricSpec(f"{P}_sessions", "gauge", "Concurrent host sessions: established TCP connections of the session "
+               "server processes to the host ports.", (), "VHI-SESS"),
+    MetricSpec(f"{P}_sessions_by_port", "gauge", "Concurrent host sessions by remote port.", ("port",)),
+    MetricSpec(f"{P}_session_server_cpus", "gauge", "CPUs the session server may run on (its CPU affinity).", ()),
+    MetricSpec(f"{P}_sessions_per_cpu", "gauge", "Concurrent host sessions per CPU the session server may use.", (),
+               "VHI-SESS: over 250 is beyond the guide"),
+    MetricSpec(f"{P}_sessions_per_cpu_limit", "gauge", "The guide's limit of sessions per CPU (250).", ()),
+    MetricSpec(f"{P}_memory_required_bytes", "gauge", "Memory the guide's formula asks for at the current "
+               "sessions: 512 MB (1 GB recommended) up to 100 sessions plus 64 MB (128 MB) per further 100.",
+               ("level",), "VHI-MEM: compare with middleware_host_memory_total_bytes"),
+    MetricSpec(f"{P}_session_server_resident_memory_bytes", "gauge", "Resident memory of the session server "
+               "processes (the guide measured about 35-73 MB per 100 sessions).", ()),
+]
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """``0-3,6,8-9`` -> {0, 1, 2, 3, 6, 8, 9}."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        start, _, end = part.partition("-")
+        cpus.update(range(int(start), int(end or start) + 1))
+    return cpus
+
+
+def parse_tcp(text: str) -> dict[int, tuple[int, str]]:
+    """/proc/net/tcp or tcp6: socket inode -> (remote port, state)."""
+    result = {}
+    for line in text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 10:
+            continue
+        try:
+            remote_port = int(parts[2].rsplit(":", 1)[1], 16)
+            inode = int(parts[9])
+        except (ValueError, IndexError):
+            continue
+        if inode:
+            result[inode] = (remote_port, parts[3])
+    return result
+
+
+class VhiCollector(Collector):
+    name = "vhi"
+    description = "Verastream Host Integrator session server: host sessions, sessions per CPU, memory formula."
+    Settings = VhiSettings
+
+    def __init__(self, settings: VhiSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: VhiSettings = settings
+        self._names = frozenset(settings.process_names)
+        self._ports = frozenset(settings.host_ports)
+
+    def specs(self) -> list[MetricSpec]:
+        return SPECS
+
+    def collect(self, batch: MetricBatch) -> None:
+        s = self.settings
+        pids, rss, cpus = [], 0, set()
+        for proc, base in iter_processes(self.context.procfs):
+            if proc.comm in self._names and proc.state != "Z":
+                try:
+                    status = read_text(base + "/status")
+                except OSError:
+                    continue  # exited meanwhile
+                pids.append((proc.pid, base))
+                rss += proc.rss_pages * PAGE_SIZE
+                for line in status.splitlines():
+                    if line.startswith("Cpus_allowed_list:"):
+                        cpus |= parse_cpu_list(line.split(":", 1)[1])
+        by_port = dict.fromkeys(sorted(self._ports), 0)
+        tables: dict[str, dict[int, tuple[int, str]]] = {}
+        for pid, base in pids:
+            try:
+                links = [os.readlink(os.path.join(base, "fd", fd)) for fd in os.listdir(base + "/fd")]
+            except PermissionError:
+                raise PermissionError(f"cannot read {base}/fd (pid {pid}): permission denied; run the exporter as "
+                                      "the session server's user or as root to count its connections") from None
+            except FileNotFoundError:
+                continue  # exited
+            inodes = {int(link[8:-1]) for link in links if link.startswith("socket:[")}
+            if not inodes:
+                continue
+            # the socket tables of the process's own network namespace
+            key = os.path.realpath(base + "/ns/net") if os.path.exists(base + "/ns/net") else base
+            if key not in tables:
+                table: dict[int, tuple[int, str]] = {}
+                for name in ("tcp", "tcp6"):
+                    try:
+                        table.update(parse_tcp(read_text(f"{base}/net/{name}")))
+                    except OSError:
+                        pass
+                tables[key] = table
+            for inode in inodes:
+                entry = tables[key].get(inode)
+                if entry and entry[1] == TCP_ESTABLISHED and entry[0] in self._ports:
+                    by_port[entry[0]] += 1
+        sessions = sum(by_port.values())
+        batch.add(f"{P}_session_server_processes", len(pids))
+        batch.add(f"{P}_sessions", sessions)
+        for port, count in by_port.items():
+            batch.add(f"{P}_sessions_by_port", count, port=str(port))
+        batch.add(f"{P}_sessions_per_cpu_limit", s.sessions_per_cpu_limit)
+        if cpus:
+            batch.add(f"{P}_session_server_cpus", len(cpus))
+            batch.add(f"{P}_sessions_per_cpu", sessions / len(cpus))
+        extra = math.ceil(max(0, sessions - s.base_sessions) / 100)
+        batch.add(f"{P}_memory_required_bytes", (s.memory_base_mb + extra * s.memory_per_100_mb) * MB,
+                  level="minimum")
+        batch.add(f"{P}_memory_required_bytes",
+                  (s.memory_recommended_base_mb + extra * s.memory_recommended_per_100_mb) * MB, level="recommended")
+        if pids:
+            batch.add(f"{P}_session_server_resident_memory_bytes", rss)
