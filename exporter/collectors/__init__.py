@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..collector import Collector
+from .domino import DominoCollector
 from .host import HostCollector
 from .hpom import HpomCollector
 from .ibmmq import IbmmqCollector
@@ -12,5 +13,5 @@ from .vhi import VhiCollector
 
 REGISTRY: dict[str, type[Collector]] = {
     cls.name: cls for cls in (HostCollector, ProcessCollector, HpomCollector, OracleCollector, IbmmqCollector,
-                              VhiCollector)
+                              VhiCollector, DominoCollector)
 }

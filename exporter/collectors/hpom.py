@@ -26,18 +26,19 @@ import re
 import time
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import Field, field_validator, model_validator
 
-from .. import hpom_text
 from ..collector import Collector, CollectorSettings, Context, Duration, check_regex
 from ..deadline import BoundedCall, Overdue
 from ..metrics import NAMESPACE, MetricBatch, MetricSpec
 from ..oracle import OracleClient, OracleSettings
 from ..procfs import iter_processes
 from ..runner import CommandError, run_command
-from ..sqlmetrics import QueryRunner, load_queries
+
+if TYPE_CHECKING:
+    from ..sqlmetrics import QueryRunner as QueryRunnerType
 
 P = f"{NAMESPACE}_hpom"
 DEFAULT_QUEUE_DIR = "/var/opt/OV/share/tmp/OpC/mgmt_sv"
@@ -178,8 +179,10 @@ class HpomCollector(Collector):
         watched = {v.name for v in VARIABLES}
         self.variables = VARIABLES + [Variable(n, None, None, "") for n in settings.variables if n not in watched]
         self.client: OracleClient | None = None
-        self.queries: QueryRunner | None = None
+        self.queries: QueryRunnerType | None = None
         if settings.database is not None:
+            from ..sqlmetrics import QueryRunner, load_queries  # only with a database: keeps idle RSS down
+
             if settings.queries_file:
                 queries = load_queries(settings.queries_file)
             else:
@@ -239,6 +242,8 @@ class HpomCollector(Collector):
         self._source(batch, "queues", os.path.isdir(s.queue_dir), lambda: self._queues(batch, queue_files))
         self._source(batch, "queue_count", bool(s.queue_count_command) and bool(queue_files),
                      lambda: self._queue_counts(batch, queue_files))
+        from .. import hpom_text  # imported on first use: the parsers' regexes cost memory on hosts without HPOM
+
         self._source(batch, "opcsv", self._executable(s.opcsv),
                      lambda: self._status(batch, "opcsv", [s.opcsv, "-status"], hpom_text.parse_opcsv_status))
         self._source(batch, "ovc", self._executable(s.ovc),
@@ -272,6 +277,8 @@ class HpomCollector(Collector):
         return emit
 
     def _queue_counts(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
+        from .. import hpom_text
+
         counts, problems = [], []
         template = self.settings.queue_count_command or []
         for name, path in queue_files:
@@ -310,6 +317,8 @@ class HpomCollector(Collector):
         return emit
 
     def _variables(self, batch: MetricBatch) -> Callable[[], None]:
+        from .. import hpom_text
+
         values = hpom_text.parse_ovconfget(self._run([self.settings.ovconfget, "-ovrg", "server", "opc"]))
 
         def emit() -> None:

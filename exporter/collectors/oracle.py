@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -31,7 +31,9 @@ from ..deadline import BoundedCall, Overdue
 from ..metrics import NAMESPACE, MetricBatch, MetricSpec
 from ..oracle import OracleClient, OracleSettings, error_text
 from ..procfs import read_text
-from ..sqlmetrics import QueryRunner, QuerySpec, load_queries
+
+if TYPE_CHECKING:
+    from ..sqlmetrics import QuerySpec
 
 P = f"{NAMESPACE}_oracle"
 MIB = 1024 * 1024
@@ -168,6 +170,8 @@ def _options(text: str) -> dict[str, str]:
 
 class _Database:
     def __init__(self, entry: DatabaseEntry, queries: list[QuerySpec], limit: float) -> None:
+        from ..sqlmetrics import QueryRunner
+
         self.entry = entry
         self.client = OracleClient(entry.name, entry)
         self.runner = QueryRunner(queries, prefix=f"{P}_query", const_labels={"database": entry.name},
@@ -216,6 +220,8 @@ class OracleCollector(Collector):
     def __init__(self, settings: OracleCollectorSettings, context: Context) -> None:
         super().__init__(settings, context)
         self.settings: OracleCollectorSettings = settings
+        from ..sqlmetrics import QueryRunner, load_queries  # imported when the collector runs, not at start
+
         if settings.queries_file:
             queries = load_queries(settings.queries_file)
         else:
