@@ -22,17 +22,17 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
-import os
 import re
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from .collector import Duration, StrictModel
+from .collector import Duration
 from .deadline import BoundedCall
+from .secrets import PasswordSettings, SecretUnavailable
 
 log = logging.getLogger("middleware_exporter.oracle")
 
@@ -45,13 +45,12 @@ OTHER_BACKOFF_MAX = 300.0
 MAX_ROWS = 10000
 
 
-class OracleSettings(StrictModel):
+class OracleSettings(PasswordSettings):
+    password_required = True
+
     dsn: str = Field(..., min_length=1,
                      description="Easy Connect string (host:1521/service) or TNS alias/descriptor; no credentials.")
     user: str = Field(..., min_length=1, description="A read-only monitoring account.")
-    password: SecretStr | None = Field(None, description="The password (prefer password_file or password_env).")
-    password_file: str | None = Field(None, description="File holding the password (read at each connect).")
-    password_env: str | None = Field(None, description="Environment variable holding the password.")
     driver: Literal["auto", "oracledb", "cx_Oracle"] = Field(
         "auto", description="auto: python-oracledb, else cx_Oracle.")
     thick_mode: bool = Field(False, description="Use Oracle Client libraries (needed for 11.2 and older servers).")
@@ -68,28 +67,6 @@ class OracleSettings(StrictModel):
     def _no_credentials_in_dsn(cls, value: str) -> str:
         if re.match(r"^[^@()]*/[^@()]*@", value):
             raise ValueError("the dsn must not carry user/password@; use user and password_file or password_env")
-        return value
-
-    @model_validator(mode="after")
-    def _one_password_source(self) -> "OracleSettings":
-        given = [n for n in ("password", "password_file", "password_env") if getattr(self, n)]
-        if len(given) != 1:
-            raise ValueError("give exactly one of password, password_file, password_env")
-        return self
-
-    def read_password(self) -> str:
-        if self.password is not None:
-            return self.password.get_secret_value()
-        if self.password_file:
-            try:
-                with open(self.password_file, encoding="utf-8") as handle:
-                    return handle.read().strip()
-            except OSError as exc:
-                raise DatabaseUnavailable(f"cannot read password_file {self.password_file}: "
-                                          f"{exc.strerror or exc}") from None
-        value = os.environ.get(self.password_env or "")
-        if not value:
-            raise DatabaseUnavailable(f"environment variable {self.password_env} is not set")
         return value
 
 
@@ -171,7 +148,11 @@ class OracleClient:
     def _connect(self) -> Any:
         module = self._module()
         s = self.settings
-        kwargs: dict[str, Any] = dict(user=s.user, password=s.read_password(), dsn=s.dsn)
+        try:
+            password = s.read_password()
+        except SecretUnavailable as exc:
+            raise DatabaseUnavailable(str(exc)) from None
+        kwargs: dict[str, Any] = dict(user=s.user, password=password, dsn=s.dsn)
         if hasattr(module, "ConnectParams") and not s.thick_mode:  # python-oracledb thin mode
             kwargs["tcp_connect_timeout"] = s.connect_timeout
         return module.connect(**kwargs)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import time
 from fnmatch import translate
 from typing import Callable
 
@@ -33,6 +32,7 @@ from pydantic import Field, field_validator, model_validator
 from ..collector import Collector, CollectorSettings, Context, Duration
 from ..metrics import NAMESPACE, MetricBatch, MetricSpec
 from ..runner import CommandError, run_command
+from ..sources import check_command_timeout, run_source, source_specs
 
 P = f"{NAMESPACE}_domino"
 SOURCE = "show_stat"
@@ -93,9 +93,7 @@ class DominoSettings(CollectorSettings):
 
     @model_validator(mode="after")
     def _command_timeout_fits(self) -> "DominoSettings":
-        if self.command_timeout >= self.timeout:
-            raise ValueError(f"command_timeout ({self.command_timeout:g}s) must be shorter than timeout "
-                             f"({self.timeout:g}s)")
+        check_command_timeout(self.command_timeout, self.timeout)
         return self
 
 
@@ -104,10 +102,7 @@ def _spec(name: str, type_: str, help_: str, labels: tuple[str, ...] = (), note:
 
 
 SPECS = [
-    _spec("source_present", "gauge", "1 if the source is configured and its command exists here, 0 if it is "
-          "skipped.", ("source",)),
-    _spec("source_success", "gauge", "1 if the source was read successfully in the last run.", ("source",)),
-    _spec("source_duration_seconds", "gauge", "Time spent reading the source in the last run.", ("source",)),
+    *source_specs(P, "1 if the source is configured and its command exists here, 0 if it is skipped."),
     _spec("statistic", "gauge", "A numeric Domino statistic from `show stat`, as printed (thousands separators "
           "removed, no unit conversion: the unit is the one the statistic's name implies).", ("name",),
           "name is the statistic (Server.Users, Mem.Allocated, ...); filtered by include/exclude"),
@@ -151,27 +146,10 @@ class DominoCollector(Collector):
     def _wanted(self, name: str) -> bool:
         return bool(self._include.fullmatch(name)) and not self._exclude.fullmatch(name)
 
-    def _source(self, batch: MetricBatch, present: bool, read: Callable[[], Callable[[], None]]) -> None:
-        """Run the source: ``read`` gathers everything and returns a function that adds the samples, so that a
-        source failing half-way adds nothing."""
-        batch.add(f"{P}_source_present", 1 if present else 0, source=SOURCE)
-        if not present:
-            return
-        started = time.monotonic()
-        try:
-            emit = read()
-            emit()
-            ok = True
-        except Exception as exc:  # noqa: BLE001 - a failing command must not fail the collector
-            ok = False
-            batch.note_error(SOURCE, str(exc) if isinstance(exc, CommandError) else f"{type(exc).__name__}: {exc}")
-        batch.add(f"{P}_source_success", 1 if ok else 0, source=SOURCE)
-        batch.add(f"{P}_source_duration_seconds", time.monotonic() - started, source=SOURCE)
-
     # ---- collection --------------------------------------------------------------------------------------
     def collect(self, batch: MetricBatch) -> None:
         command = self.settings.command
-        self._source(batch, self._available(command), lambda: self._show_stat(batch, command or []))
+        run_source(batch, P, SOURCE, self._available(command), lambda: self._show_stat(batch, command or []))
 
     def _run(self, argv: list[str]) -> tuple[str, int, str]:
         result = run_command(argv, timeout=self.settings.command_timeout)

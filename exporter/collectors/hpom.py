@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable
@@ -36,6 +35,7 @@ from ..metrics import NAMESPACE, MetricBatch, MetricSpec
 from ..oracle import OracleClient, OracleSettings
 from ..procfs import iter_processes
 from ..runner import CommandError, run_command
+from ..sources import check_command_timeout, run_source, source_specs
 
 if TYPE_CHECKING:
     from ..sqlmetrics import QueryRunner as QueryRunnerType
@@ -126,9 +126,7 @@ class HpomSettings(CollectorSettings):
 
     @model_validator(mode="after")
     def _command_timeout_fits(self) -> "HpomSettings":
-        if self.command_timeout >= self.timeout:
-            raise ValueError(f"command_timeout ({self.command_timeout:g}s) must be shorter than timeout "
-                             f"({self.timeout:g}s)")
+        check_command_timeout(self.command_timeout, self.timeout)
         return self
 
 
@@ -137,10 +135,8 @@ def _spec(name: str, type_: str, help_: str, labels: tuple[str, ...] = (), note:
 
 
 BASE_SPECS = [
-    _spec("source_present", "gauge", "1 if the source is installed/configured here (queue directory, binary, "
-          "database), 0 if it is skipped.", ("source",)),
-    _spec("source_success", "gauge", "1 if the source was read successfully in the last run.", ("source",)),
-    _spec("source_duration_seconds", "gauge", "Time spent reading the source in the last run.", ("source",)),
+    *source_specs(P, "1 if the source is installed/configured here (queue directory, binary, database), 0 if it "
+                     "is skipped."),
     _spec("queue_size_bytes", "gauge", "Size of a server queue file (msgmgrq, actreqq, dispq<N>, ...).", ("queue",),
           "HPOM-QUEUE: deriv()/predict_linear() for growth and drain time"),
     _spec("queue_modified_timestamp_seconds", "gauge", "Last modification of a server queue file (Unix time).",
@@ -218,39 +214,22 @@ class HpomCollector(Collector):
             raise CommandError(f"{os.path.basename(argv[0])}: exit status {result.returncode}: {first}")
         return result.stdout
 
-    def _source(self, batch: MetricBatch, source: str, present: bool, read: Callable[[], Callable[[], None]]) -> None:
-        """Run one source: ``read`` gathers everything and returns a function that adds the samples, so that a
-        source failing half-way adds nothing."""
-        batch.add(f"{P}_source_present", 1 if present else 0, source=source)
-        if not present:
-            return
-        started = time.monotonic()
-        try:
-            emit = read()
-            emit()
-            ok = True
-        except Exception as exc:  # noqa: BLE001 - one source must not stop the others
-            ok = False
-            batch.note_error(source, f"{type(exc).__name__}: {exc}" if not isinstance(exc, CommandError) else str(exc))
-        batch.add(f"{P}_source_success", 1 if ok else 0, source=source)
-        batch.add(f"{P}_source_duration_seconds", time.monotonic() - started, source=source)
-
     # ---- collection --------------------------------------------------------------------------------------
     def collect(self, batch: MetricBatch) -> None:
         s = self.settings
         queue_files: list[tuple[str, str]] = []
-        self._source(batch, "queues", os.path.isdir(s.queue_dir), lambda: self._queues(batch, queue_files))
-        self._source(batch, "queue_count", bool(s.queue_count_command) and bool(queue_files),
+        run_source(batch, P, "queues", os.path.isdir(s.queue_dir), lambda: self._queues(batch, queue_files))
+        run_source(batch, P, "queue_count", bool(s.queue_count_command) and bool(queue_files),
                      lambda: self._queue_counts(batch, queue_files))
         from .. import hpom_text  # imported on first use: the parsers' regexes cost memory on hosts without HPOM
 
-        self._source(batch, "opcsv", self._executable(s.opcsv),
+        run_source(batch, P, "opcsv", self._executable(s.opcsv),
                      lambda: self._status(batch, "opcsv", [s.opcsv, "-status"], hpom_text.parse_opcsv_status))
-        self._source(batch, "ovc", self._executable(s.ovc),
+        run_source(batch, P, "ovc", self._executable(s.ovc),
                      lambda: self._status(batch, "ovc", [s.ovc, "-status"], hpom_text.parse_ovc_status))
-        self._source(batch, "ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch))
-        self._source(batch, "msi", bool(s.msi_programs), lambda: self._msi(batch))
-        self._source(batch, "database", self.client is not None, lambda: self._database(batch))
+        run_source(batch, P, "ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch))
+        run_source(batch, P, "msi", bool(s.msi_programs), lambda: self._msi(batch))
+        run_source(batch, P, "database", self.client is not None, lambda: self._database(batch))
 
     def _queues(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
         found = []

@@ -23,11 +23,12 @@ import threading
 import time
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, model_validator
 
-from ..collector import Collector, CollectorSettings, Context, Duration, StrictModel
+from ..collector import Collector, CollectorSettings, Context, Duration
 from ..deadline import BoundedCall, Overdue
 from ..metrics import NAMESPACE, MetricBatch, MetricSpec
+from ..secrets import PasswordSettings, SecretUnavailable
 from ..mq.model import (
     CHANNEL_STATUS_CODES,
     QMGR_STATUS_CODES,
@@ -40,7 +41,7 @@ from ..mq.model import (
 SELF = f"{NAMESPACE}_ibmmq"
 
 
-class QueueManagerEntry(StrictModel):
+class QueueManagerEntry(PasswordSettings):
     name: str = Field(..., pattern=r"^[A-Za-z0-9._%/]{1,48}$", description="Queue manager name (the `qmgr` label).")
     backend: Literal["rest", "pcf", "runmqsc"] = Field("rest", description="How to read it.")
     timeout: Duration = Field(10.0, description="Timeout of each request or command, seconds.")
@@ -51,9 +52,6 @@ class QueueManagerEntry(StrictModel):
     url: str | None = Field(None, description="rest: mqweb base URL, e.g. https://mqhost:9443.")
     api_version: Literal["v1", "v2", "v3"] = Field("v2", description="rest: REST API version (v2/v3 use MQSC JSON).")
     username: str | None = Field(None, description="rest/pcf: user.")
-    password: SecretStr | None = Field(None, description="rest/pcf: password (prefer password_file/password_env).")
-    password_file: str | None = Field(None, description="rest/pcf: file holding the password.")
-    password_env: str | None = Field(None, description="rest/pcf: environment variable holding the password.")
     client_cert: str | None = Field(None, description="rest: client certificate (PEM) instead of a password.")
     client_key: str | None = Field(None, description="rest: key of the client certificate.")
     ca_file: str | None = Field(None, description="rest: CA bundle for mqweb's certificate.")
@@ -71,28 +69,7 @@ class QueueManagerEntry(StrictModel):
             raise ValueError(f"queue manager {self.name}: the rest back-end needs url")
         if self.backend == "pcf" and not (self.channel and self.conn_name):
             raise ValueError(f"queue manager {self.name}: the pcf back-end needs channel and conn_name")
-        sources = [n for n in ("password", "password_file", "password_env") if getattr(self, n)]
-        if len(sources) > 1:
-            raise ValueError(f"queue manager {self.name}: give at most one of password, password_file, password_env")
         return self
-
-    def read_password(self) -> str | None:
-        import os
-
-        if self.password is not None:
-            return self.password.get_secret_value()
-        if self.password_file:
-            try:
-                with open(self.password_file, encoding="utf-8") as handle:
-                    return handle.read().strip()
-            except OSError as exc:
-                raise BackendError(f"cannot read password_file {self.password_file}: {exc.strerror}") from None
-        if self.password_env:
-            value = os.environ.get(self.password_env)
-            if value is None:
-                raise BackendError(f"environment variable {self.password_env} is not set")
-            return value
-        return None
 
 
 class IbmmqSettings(CollectorSettings):
@@ -152,17 +129,21 @@ def _patterns(patterns: list[str]) -> re.Pattern[str]:
 
 def make_backend(entry: QueueManagerEntry) -> Backend:
     """The back-end object for one queue manager (imported lazily: REST needs no MQ client)."""
+    try:
+        password = entry.read_password()
+    except SecretUnavailable as exc:
+        raise BackendError(str(exc)) from None
     if entry.backend == "rest":
         from ..mq.rest import RestBackend
 
-        return RestBackend(entry.name, entry.url or "", username=entry.username, password=entry.read_password(),
+        return RestBackend(entry.name, entry.url or "", username=entry.username, password=password,
                            client_cert=entry.client_cert, client_key=entry.client_key, ca_file=entry.ca_file,
                            verify_tls=entry.verify_tls, timeout=entry.timeout, api_version=entry.api_version)
     if entry.backend == "pcf":
         from ..mq.pcf import PcfBackend
 
         return PcfBackend(entry.name, entry.channel or "", entry.conn_name or "", user=entry.username,
-                          password=entry.read_password(), timeout=entry.timeout)
+                          password=password, timeout=entry.timeout)
     from ..mq.runmqsc import RunmqscBackend
 
     return RunmqscBackend(entry.name, runmqsc=entry.runmqsc, dspmq=entry.dspmq, timeout=entry.timeout)
