@@ -18,7 +18,9 @@ from .collectors import REGISTRY
 from .config import LogSettings, PathSettings, WebSettings
 from .scheduler import SELF_SPECS
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+ALERTS_README = ROOT / "alerts" / "README.md"
 SECTIONS = ("metrics", "config")
 
 
@@ -86,31 +88,60 @@ def config_reference() -> str:
     return "\n".join(lines)
 
 
-def render_readme(text: str) -> str:
-    generated = {"metrics": metrics_reference(), "config": config_reference()}
-    for section in SECTIONS:
+def thresholds_reference() -> str:
+    """The alert thresholds (recording rules middleware:threshold:*) of alerts/*.yml."""
+    import yaml
+
+    lines = ["| threshold | default | guide row | file |", "|---|---|---|---|"]
+    for path in sorted((ROOT / "alerts").glob("*.yml")):
+        data = yaml.safe_load(path.read_text()) or {}
+        for group in data.get("groups", []) or []:
+            if not str(group.get("name", "")).endswith("-thresholds"):
+                continue
+            for rule in group.get("rules", []):
+                value = str(rule.get("expr", "")).strip()
+                value = value[len("vector("):-1] if value.startswith("vector(") else value
+                lines.append(f"| `{rule['record']}` | {value} | {rule.get('labels', {}).get('guide_row', '')} | "
+                             f"`{path.name}` |")
+    return "\n".join(lines)
+
+
+def _replace_sections(text: str, generated: dict[str, str], name: str) -> str:
+    for section, body in generated.items():
         begin = f"<!-- BEGIN GENERATED {section} (python -m exporter.docs) -->"
         end = f"<!-- END GENERATED {section} -->"
         if begin not in text or end not in text:
-            raise SystemExit(f"README.md lacks the markers for the generated {section} section")
+            raise SystemExit(f"{name} lacks the markers for the generated {section} section")
         head, rest = text.split(begin, 1)
         _, tail = rest.split(end, 1)
-        text = f"{head}{begin}\n{generated[section]}\n{end}{tail}"
+        text = f"{head}{begin}\n{body}\n{end}{tail}"
     return text
+
+
+def render_alerts_readme(text: str) -> str:
+    return _replace_sections(text, {"thresholds": thresholds_reference()}, "alerts/README.md")
+
+
+def render_readme(text: str) -> str:
+    generated = {"metrics": metrics_reference(), "config": config_reference()}
+    return _replace_sections(text, generated, "README.md")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if README.md is not up to date")
     args = parser.parse_args(argv)
-    current = README.read_text()
-    wanted = render_readme(current)
-    if args.check:
+    stale = []
+    for path, render in ((README, render_readme), (ALERTS_README, render_alerts_readme)):
+        current = path.read_text()
+        wanted = render(current)
         if current != wanted:
-            print("README.md is stale: run `python -m exporter.docs`", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(wanted)
+            stale.append(path.name)
+            if not args.check:
+                path.write_text(wanted)
+    if args.check and stale:
+        print(f"{', '.join(stale)} stale: run `python -m exporter.docs`", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -33,3 +33,8 @@ def test_readme_starts_with_install_and_test_commands_and_ci_runs_the_test_comma
     assert "exec ./scripts/test\n" in ci
     first_lines = readme.split("---")[0]
     assert install in first_lines and test in first_lines
+
+
+def test_alert_thresholds_table_is_current():
+    current = docs.ALERTS_README.read_text()
+    assert docs.render_alerts_readme(current) == current, "alerts/README.md is stale: run `python -m exporter.docs`"

@@ -1,0 +1,144 @@
+"""The alert and recording rules: promtool check and unit tests, the style rules of alerts/README.md, every
+alert/advice row of the guide-thresholds file covered by a rule, and every alert covered by boundary tests."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import REPO, require_binary
+
+ALERTS = REPO / "alerts"
+RULE_TESTS = REPO / "tests" / "rules"
+RUNBOOKS = REPO / "docs" / "runbooks"
+THRESHOLDS_DOC = REPO.parent / "shared" / "guide-thresholds.md"
+SYSTEMS = {"hpom": "Hpom", "oracle": "Oracle", "ibmmq": "Mq", "host": "Host", "vhi": "Vhi", "domino": "Domino",
+           "exporter": "Exporter"}
+RUNBOOK_BASE = "https://github.com/middleware-exporter/middleware-exporter/blob/main/docs/runbooks/"
+# Rows whose last column asks for an alert or advice but that no rule can serve yet, and why.
+NOT_COVERED = {
+    "HPOM-SLOD": "no source for the service tree depth has been identified",
+    "ORA-KGL": "the exporter does not read Oracle alert logs",
+}
+
+
+def rule_files() -> list[Path]:
+    return sorted(p for p in ALERTS.glob("*.yml") if p.name != "alertmanager.yml")
+
+
+def alerts() -> list[tuple[str, dict]]:
+    found = []
+    for path in rule_files():
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            for rule in group["rules"]:
+                if "alert" in rule:
+                    found.append((path.stem, rule))
+    return found
+
+
+def guide_rows() -> dict[str, str]:
+    """Row id -> the row's last column, from ../shared/guide-thresholds.md (skips where it is absent)."""
+    if not THRESHOLDS_DOC.exists():
+        pytest.skip("../shared/guide-thresholds.md is not here (a user's clone)")
+    rows = {}
+    for line in THRESHOLDS_DOC.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 5 and re.fullmatch(r"[A-Z]+-[A-Z0-9-]+", cells[0]):
+            rows[cells[0]] = cells[-1]
+    return rows
+
+
+def test_promtool_check_rules():
+    promtool = require_binary("promtool")
+    result = subprocess.run([promtool, "check", "rules", *map(str, rule_files())], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_unit_tests():
+    promtool = require_binary("promtool")
+    tests = sorted(p.name for p in RULE_TESTS.glob("*.test.yml"))
+    assert tests, "no rule unit tests"
+    result = subprocess.run([promtool, "test", "rules", *tests], cwd=RULE_TESTS, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_system_has_its_file_and_groups():
+    for system in SYSTEMS:
+        path = ALERTS / f"{system}.yml"
+        assert path.exists(), path
+        groups = [g["name"] for g in yaml.safe_load(path.read_text())["groups"]]
+        assert groups == [f"middleware-{system}-thresholds", f"middleware-{system}"], (path.name, groups)
+
+
+@pytest.mark.parametrize("system,rule", alerts(), ids=[r["alert"] for _, r in alerts()])
+def test_alert_style(system, rule):
+    name = rule["alert"]
+    assert re.fullmatch(rf"Middleware{SYSTEMS[system]}[A-Z][A-Za-z0-9]+", name), name
+    labels, notes = rule.get("labels", {}), rule.get("annotations", {})
+    assert labels.get("severity") in ("critical", "warning", "info"), name
+    assert labels.get("system") == system, name
+    row = labels.get("guide_row")
+    assert row == "none" or row in guide_rows(), f"{name}: guide_row {row!r}"
+    assert notes.get("summary") and "{{" not in notes["summary"], f"{name}: static summary"
+    assert "{{" in notes.get("description", ""), f"{name}: templated description with the live value"
+    assert notes.get("runbook_url") == f"{RUNBOOK_BASE}{system}.md#{name.lower()}", name
+    runbook = (RUNBOOKS / f"{system}.md").read_text()
+    assert re.search(rf"^## {name}\s*$", runbook, re.M), f"{name}: no section in docs/runbooks/{system}.md"
+    assert notes.get("source"), f"{name}: source annotation"
+    if row != "none":
+        assert ".txt" in notes["source"] and row in notes["source"], f"{name}: cite the document and the row"
+    assert "for" in rule, f"{name}: for: duration"
+    if labels["severity"] == "info":
+        assert rule["for"].endswith("h"), f"{name}: advice waits an hour or more"
+
+
+def test_thresholds_are_recording_rules_with_their_row():
+    for path in rule_files():
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            if not group["name"].endswith("-thresholds"):
+                continue
+            for rule in group["rules"]:
+                assert rule["record"].startswith("middleware:threshold:"), rule
+                assert re.fullmatch(r"vector\(-?[0-9.e+]+\)", rule["expr"].strip()), rule
+                assert rule.get("labels", {}).get("guide_row"), rule
+
+
+def test_every_alert_and_advice_row_has_a_rule():
+    covered = {rule["labels"]["guide_row"] for _, rule in alerts()}
+    wanted = {row for row, last in guide_rows().items() if re.search(r"\b(alert|advice)\b", last, re.I)}
+    assert wanted, "could not read the rows"
+    missing = wanted - covered - set(NOT_COVERED)
+    assert not missing, f"rows without a rule: {sorted(missing)}"
+    assert not (set(NOT_COVERED) & covered), "a row listed as not covered now has a rule: update NOT_COVERED"
+
+
+def _cases() -> dict[str, dict[str, int]]:
+    """alertname -> how many firing and silent expectations the unit tests have."""
+    counts: dict[str, dict[str, int]] = {}
+    for path in RULE_TESTS.glob("*.test.yml"):
+        for test in yaml.safe_load(path.read_text()).get("tests", []):
+            for case in test.get("alert_rule_test", []) or []:
+                kind = "firing" if case.get("exp_alerts") else "silent"
+                counts.setdefault(case["alertname"], {"firing": 0, "silent": 0})[kind] += 1
+    return counts
+
+
+def test_every_alert_has_boundary_tests():
+    counts = _cases()
+    for _, rule in alerts():
+        name = rule["alert"]
+        got = counts.get(name, {"firing": 0, "silent": 0})
+        assert got["firing"] >= 1, f"{name}: no test where it fires"
+        assert got["silent"] >= 2, f"{name}: needs silent cases just under the threshold and before for: passes"
+
+
+def test_the_guide_rows_are_read():
+    rows = guide_rows()
+    assert {"HPOM-ACK", "HPOM-CMA", "MQ-CPU", "VHI-SESS", "DOM-DISK"} <= set(rows)
+    assert "alert" in rows["HPOM-ACK"]
