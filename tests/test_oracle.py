@@ -331,3 +331,13 @@ def test_real_oracle_database():
     assert _v(samples, "up", database="real") == 1, batch.errors
     failed = {k: v for k, v in batch.errors.items() if k.startswith("real:")}
     assert not failed, failed
+
+
+def test_missing_mount_table_skips_only_the_file_system_checks(fake_db, tmp_path):
+    empty = tmp_path / "proc"
+    empty.mkdir()
+    collector = OracleCollector(OracleCollectorSettings.model_validate(_settings()), Context(procfs=str(empty)))
+    samples, batch = _collect(collector)
+    assert "cannot read the mount table" in batch.errors["mounts"]
+    assert _v(samples, "up", database="opcdb") == 1
+    assert not any(name == "middleware_oracle_nfs_mount_follows_guide" for name, _ in samples)

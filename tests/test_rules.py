@@ -40,10 +40,13 @@ def alerts() -> list[tuple[str, dict]]:
     return found
 
 
-def guide_rows() -> dict[str, str]:
-    """Row id -> the row's last column, from ../shared/guide-thresholds.md (skips where it is absent)."""
+def guide_rows(required: bool = True) -> dict[str, str] | None:
+    """Row id -> the row's last column, from ../shared/guide-thresholds.md.  Where that file is absent (a
+    user's clone) the tests that need it skip, and the style test leaves out only the row-id check."""
     if not THRESHOLDS_DOC.exists():
-        pytest.skip("../shared/guide-thresholds.md is not here (a user's clone)")
+        if required:
+            pytest.skip("../shared/guide-thresholds.md is not here (a user's clone)")
+        return None
     rows = {}
     for line in THRESHOLDS_DOC.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -84,7 +87,8 @@ def test_alert_style(system, rule):
     assert labels.get("severity") in ("critical", "warning", "info"), name
     assert labels.get("system") == system, name
     row = labels.get("guide_row")
-    assert row == "none" or row in guide_rows(), f"{name}: guide_row {row!r}"
+    rows = guide_rows(required=False)
+    assert row == "none" or (row and (rows is None or row in rows)), f"{name}: guide_row {row!r}"
     assert notes.get("summary") and "{{" not in notes["summary"], f"{name}: static summary"
     assert "{{" in notes.get("description", ""), f"{name}: templated description with the live value"
     assert notes.get("runbook_url") == f"{RUNBOOK_BASE}{system}.md#{name.lower()}", name

@@ -256,9 +256,12 @@ class OracleCollector(Collector):
             thread.join()
         mounts: list[tuple[str, str, str, str]] | None = None
         for db in self.databases:
-            if db.local and db.directories:
-                if mounts is None:
+            if db.local and db.directories and mounts is None:
+                try:
                     mounts = _mounts(self.context.procfs)
+                except OSError as exc:  # no mount table here: the file-system checks are skipped, not the rest
+                    mounts = []
+                    batch.note_error("mounts", f"cannot read the mount table: {exc.strerror or exc}")
             self._emit(db, batch, mounts or [])
 
     def _read(self, db: _Database) -> None:

@@ -123,7 +123,14 @@ class VhiCollector(Collector):
         tables: dict[str, dict[int, tuple[int, str]]] = {}
         for pid, base in pids:
             try:
-                links = [os.readlink(os.path.join(base, "fd", fd)) for fd in os.listdir(base + "/fd")]
+                links = []
+                for fd in os.listdir(base + "/fd"):
+                    try:
+                        links.append(os.readlink(os.path.join(base, "fd", fd)))
+                    except PermissionError:
+                        raise
+                    except OSError:  # closed meanwhile, or not a link
+                        continue
             except PermissionError:
                 raise PermissionError(f"cannot read {base}/fd (pid {pid}): permission denied; run the exporter as "
                                       "the session server's user or as root to count its connections") from None

@@ -1,0 +1,693 @@
+#!/usr/bin/env python3
+"""Build the middleware-exporter Grafana dashboards with grafana-foundation-sdk 0.0.21.
+
+    python dashboards/build.py           # write dashboards/<uid>.json
+    python dashboards/build.py --check   # exit 1 if a file on disk differs from what would be written
+
+Every panel uses the ``${datasource}`` variable, filters on ``instance=~"$instance"`` and draws the figures of
+``../shared/guide-thresholds.md`` as reference-line queries (``vector(N)``), so that the numbers can be tested.
+Seeds cited in descriptions: 000 = HPOM 8.21/8.30 Performance Guide, 001 = Oracle on HP-UX/NFS report,
+002 = VHI tech note 10087, 003 = MQSI on Solaris throughput report, 004 = Domino CPU scalability article.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import warnings
+from pathlib import Path
+
+with warnings.catch_warnings():
+    # The v1 dashboard builder warns at import time that dashboardv2 is preferred; v1 is what Grafana's
+    # file provisioning and the sidecar load, so it is the one used here.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from grafana_foundation_sdk.builders import common as cb
+    from grafana_foundation_sdk.builders import dashboard as db
+    from grafana_foundation_sdk.builders import prometheus as prom
+    from grafana_foundation_sdk.builders import table, timeseries
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+    from grafana_foundation_sdk.models import common
+    from grafana_foundation_sdk.models import dashboard as dm
+    from grafana_foundation_sdk.models import prometheus as prom_models
+
+HERE = Path(__file__).resolve().parent
+GUIDE = "guide-thresholds.md"
+DS = common.DataSourceRef(type_val="prometheus", uid="${datasource}")
+I = 'instance=~"$instance"'
+RI = "$__rate_interval"
+REFERENCE_RE = re.compile(r"^vector\(-?[0-9.]+(e[0-9]+)?\)$")
+
+# Value mappings for status tables.
+UP_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="not running / no", color="red", index=0),
+    "1": dm.ValueMappingResult(text="running / yes", color="green", index=1),
+})
+FOLLOWS_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="does not follow the guide", color="orange", index=0),
+    "1": dm.ValueMappingResult(text="follows the guide", color="green", index=1),
+})
+QMGR_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="ended / unreachable", color="red", index=0),
+    "1": dm.ValueMappingResult(text="starting", color="yellow", index=1),
+    "2": dm.ValueMappingResult(text="running", color="green", index=2),
+    "3": dm.ValueMappingResult(text="quiescing", color="orange", index=3),
+    "4": dm.ValueMappingResult(text="standby", color="blue", index=4),
+})
+CHANNEL_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="stopped", color="red", index=0),
+    "1": dm.ValueMappingResult(text="transitioning", color="yellow", index=1),
+    "2": dm.ValueMappingResult(text="running", color="green", index=2),
+})
+
+
+def ref(value: float, legend: str) -> tuple[str, str]:
+    """A reference line: a constant query, so that the figure is in the JSON and can be tested."""
+    return (f"vector({value:g})" if not isinstance(value, int) else f"vector({value})", legend)
+
+
+def is_reference(expr: str) -> bool:
+    return bool(REFERENCE_RE.match(expr.strip()))
+
+
+def _targets(targets: list[tuple[str, str]], instant: bool) -> list[prom.Dataquery]:
+    out = []
+    for n, (expr, legend) in enumerate(targets):
+        q = prom.Dataquery().expr(expr).legend_format(legend).ref_id(chr(ord("A") + n)).datasource(DS)
+        if instant:
+            q = q.instant().format(prom_models.PromQueryFormat.TABLE)
+        out.append(q)
+    return out
+
+
+def ts(title: str, unit: str, description: str, targets: list[tuple[str, str]], *, w: int = 12, h: int = 8,
+       min_val: float | None = None, max_val: float | None = None, axis_label: str | None = None,
+       stack: bool = False) -> timeseries.Panel:
+    p = (timeseries.Panel().title(title).description(description).unit(unit).datasource(DS).span(w).height(h)
+         .targets(_targets(targets, instant=False))
+         .legend(cb.VizLegendOptions().show_legend(True).display_mode(common.LegendDisplayMode.TABLE)
+                 .placement(common.LegendPlacement.BOTTOM).calcs(["lastNotNull", "max"]))
+         .tooltip(cb.VizTooltipOptions().mode(common.TooltipDisplayMode.MULTI).sort(common.SortOrder.DESCENDING))
+         .fill_opacity(0 if not stack else 20).line_width(1))
+    if min_val is not None:
+        p = p.min(min_val)
+    if max_val is not None:
+        p = p.max(max_val)
+    if axis_label:
+        p = p.axis_label(axis_label)
+    if stack:
+        p = p.stacking(cb.StackingConfig().mode(common.StackingMode.NORMAL))
+    for n, (expr, _legend) in enumerate(targets):
+        if is_reference(expr):
+            # Guide figures: dashed red line, never stacked.
+            p = p.override_by_query(chr(ord("A") + n), [
+                dm.DynamicConfigValue(id_val="custom.lineStyle", value={"dash": [10, 10], "fill": "dash"}),
+                dm.DynamicConfigValue(id_val="color", value={"fixedColor": "red", "mode": "fixed"}),
+            ] + ([dm.DynamicConfigValue(id_val="custom.stacking", value={"group": "ref", "mode": "none"})]
+                 if stack else []))
+    return p
+
+
+def tbl(title: str, unit: str, description: str, targets: list[tuple[str, str]], *, w: int = 12, h: int = 8,
+        mappings: list | None = None, merge: bool = False,
+        column_units: dict[str, str] | None = None) -> table.Panel:
+    p = (table.Panel().title(title).description(description).unit(unit).datasource(DS).span(w).height(h)
+         .targets(_targets(targets, instant=True)))
+    if mappings and merge:
+        # Merged instant queries give one column per query ("Value #A", ...): map only the first one.
+        p = p.override_by_name("Value #A", [dm.DynamicConfigValue(id_val="mappings", value=mappings)])
+    elif mappings:
+        p = p.mappings(mappings)
+    for column, column_unit in (column_units or {}).items():
+        p = p.override_by_name(column, [dm.DynamicConfigValue(id_val="unit", value=column_unit)])
+    if merge:
+        p = p.with_transformation(dm.DataTransformerConfig(id_val="merge", options={}))
+    p = p.with_transformation(dm.DataTransformerConfig(
+        id_val="organize", options={"excludeByName": {"Time": True, "__name__": True, "job": True}}))
+    return p
+
+
+def datasource_variable() -> db.DatasourceVariable:
+    return db.DatasourceVariable("datasource").label("Data source").type("prometheus")
+
+
+def query_variable(name: str, label: str, query: str) -> db.QueryVariable:
+    return (db.QueryVariable(name).label(label).datasource(DS).query(query).definition(query)
+            .multi(True).include_all(True).refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+            .sort(dm.VariableSort.ALPHABETICAL_ASC))
+
+
+def alerts_annotation() -> db.AnnotationQuery:
+    return (db.AnnotationQuery().name("Firing alerts").datasource(DS).enable(True).icon_color("red")
+            .expr(f'ALERTS{{alertstate="firing", {I}}}').step("60s")
+            .title_format("{{alertname}}").text_format("{{instance}} {{severity}}"))
+
+
+def dashboard(uid: str, title: str, description: str, panels: list, extra_variables: list | None = None,
+              tags: list[str] | None = None) -> dm.Dashboard:
+    d = (db.Dashboard(title).uid(uid).description(description)
+         .tags(["middleware-exporter"] + (tags or [])).timezone("browser").time("now-6h", "now").refresh("1m")
+         .tooltip(dm.DashboardCursorSync.CROSSHAIR).editable()
+         .with_variable(datasource_variable())
+         .with_variable(query_variable("instance", "Instance", "label_values(middleware_exporter_build_info, instance)"))
+         .annotation(alerts_annotation()))
+    for v in extra_variables or []:
+        d = d.with_variable(v)
+    # Lay panels out left to right, wrapping to a new row when the next one does not fit in 24 columns (the
+    # SDK's own placement lets a full-width panel start mid-row).
+    x = y = row_h = 0
+    for n, p in enumerate(panels, start=1):
+        grid = p.id(n).build().grid_pos
+        if x + grid.w > 24:
+            x, y, row_h = 0, y + row_h, 0
+        grid.x, grid.y = x, y
+        x, row_h = x + grid.w, max(row_h, grid.h)
+        d = d.with_panel(p)
+    return d.build()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# HPOM management server
+# --------------------------------------------------------------------------------------------------------------
+
+def hpom() -> dm.Dashboard:
+    q_bytes = f"middleware_hpom_queue_size_bytes{{{I}}}"
+    q_entries = f"middleware_hpom_queue_entries{{{I}}}"
+    panels = [
+        ts("Server queue file sizes (msgmgrq and others)", "bytes",
+           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): in a storm of 100,000 messages at 360 msg/s the "
+           "msgmgrq drained at 272 msg/s on average and took 412 s to empty. File size of every queue in the "
+           "server's queue directory (HPOM also changes it when it reorganises the file).",
+           [(q_bytes, "{{instance}} {{queue}}")]),
+        ts("Server queue entries (site counting command)", "short",
+           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): entries per queue where queue_count_command is "
+           "configured, and msgmgrq predicted 412 s ahead (the storm's recovery time) at the 10-minute trend.",
+           [(q_entries, "{{instance}} {{queue}}"),
+            (f'predict_linear(middleware_hpom_queue_entries{{queue="msgmgrq", {I}}}[10m], 412)',
+             "{{instance}} msgmgrq predicted in 412 s")]),
+        ts("Queue growth (deriv over 10 m)", "Bps",
+           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): a queue that keeps growing means the server "
+           "processes (310 msg/s, 410 with OPCMSGM_USE_GUI_THREAD) fall behind the agents (up to 500 msg/s). "
+           "Positive = growing.",
+           [(f"deriv({q_bytes}[10m])", "{{instance}} {{queue}} bytes/s")]),
+        ts("Queue drain-time estimate", "s",
+           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): seconds until the queue is empty at its current "
+           "drain rate (size / -deriv, shown only while it shrinks), against the storm's 412 s recovery.",
+           [(f"({q_entries} / -deriv({q_entries}[5m])) > 0", "{{instance}} {{queue}} (entries)"),
+            (f"({q_bytes} / -deriv({q_bytes}[5m])) > 0", "{{instance}} {{queue}} (file size)"),
+            ref(412, "guide: storm recovery 412 s")]),
+        ts("Messages received per second", "mps",
+           f"{GUIDE} HPOM-THROUGHPUT (000, 'Management Server Performance', Tables 12-13, 28): reference rates "
+           "226 msg/s (8.30), 272 msg/s (storm average), 333 msg/s (8.21 IA64), 410 msg/s (with "
+           "OPCMSGM_USE_GUI_THREAD, Table 1). Received messages in the query window / window length.",
+           [(f"middleware_hpom_window_received_messages{{{I}}} / middleware_hpom_window_seconds{{{I}}}",
+             "{{instance}} received msg/s"),
+            ref(226, "guide: 8.30 reference 226 msg/s"),
+            ref(272, "guide: storm average 272 msg/s"),
+            ref(333, "guide: 8.21 IA64 333 msg/s"),
+            ref(410, "guide: OPCMSGM_USE_GUI_THREAD 410 msg/s")], w=24),
+        ts("Active messages", "short",
+           f"{GUIDE} HPOM-ACTIVE (000, Tables 16-17): Java GUI start-up slows significantly from 50,000 active "
+           "messages; keep them low with duplicate suppression and correlation.",
+           [(f"sum without (severity) (middleware_hpom_active_messages{{{I}}})", "{{instance}} active"),
+            (f"sum without (severity) (middleware_hpom_active_messages_without_key{{{I}}})",
+             "{{instance}} active without message key"),
+            ref(50000, "guide: active messages 50,000")]),
+        ts("Acknowledged messages (bulk) and acknowledged-not-moved", "short",
+           f"{GUIDE} HPOM-ACK (000, 'Test: Message Acknowledgment', Tables 21-22): acknowledge no more than "
+           "5,000 messages at a time (10,000 acks with 5 GUIs drove disk utilisation to 97 %).",
+           [(f"middleware_hpom_window_acknowledged_messages{{{I}}}", "{{instance}} acknowledged in window"),
+            (f"sum without (severity) (middleware_hpom_acknowledged_active_messages{{{I}}})",
+             "{{instance}} acknowledged, not yet moved to history"),
+            ref(5000, "guide: acknowledge bulk 5,000")]),
+        ts("Custom message attributes per message", "short",
+           f"{GUIDE} HPOM-CMA (000, Tables 18-20): keep CMAs at or below 10 per message (212.8 / 192.3 / "
+           "112.4 msg/s at 1 / 10 / 50 CMAs).",
+           [(f"middleware_hpom_cma_max_per_message{{{I}}}", "{{instance}} max CMAs on one message"),
+            (f"middleware_hpom_messages_over_cma_limit{{{I}}}", "{{instance}} messages over the limit"),
+            ref(10, "guide: CMAs per message 10")]),
+        ts("Java GUI sessions (opcuiwww) and CPU count", "short",
+           f"{GUIDE} HPOM-GUI (000, 'Test: Varying the Number of Active Java GUIs'): one opcuiwww per Java GUI "
+           "login; throughput falls faster once there are more busy GUIs than free CPUs.",
+           [(f'sum by (instance) (middleware_process_group_processes{{group="hpom_java_gui", {I}}})',
+             "{{instance}} opcuiwww sessions"),
+            (f"middleware_hpom_gui_display_queues{{{I}}}", "{{instance}} display queues (dispq)"),
+            (f"middleware_host_cpus{{{I}}}", "{{instance}} CPUs")]),
+        ts("opcuiwww CPU against the host's CPUs", "short",
+           f"{GUIDE} HPOM-GUI (000, 'Test: Varying the Number of Active Java GUIs'): CPU seconds per second "
+           "(1 = one CPU busy) of all opcuiwww processes, the CPU count and the idle CPUs.",
+           [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total{{group="hpom_java_gui", {I}}}[{RI}]))',
+             "{{instance}} opcuiwww CPUs busy"),
+            (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="idle", {I}}}[{RI}]))',
+             "{{instance}} idle CPUs"),
+            (f"middleware_host_cpus{{{I}}}", "{{instance}} CPUs")]),
+        tbl("Server process status (opcsv / ovc)", "none",
+            f"{GUIDE} HPOM-QUEUE and HPOM-THROUGHPUT (000): the server processes (opcmsgm, opcmsgr, ...) must run "
+            "for the queues to drain; 1 = running as reported by opcsv -status / ovc -status.",
+            [(f"middleware_hpom_server_process_up{{{I}}}", "{{source}} {{process}}")],
+            mappings=[UP_MAPPING]),
+        tbl("Server variables: follow the guide (Table 1)", "none",
+            f"{GUIDE} HPOM-VAR-GUITHREAD (OPCMSGM_USE_GUI_THREAD TRUE: 310 -> 410 msg/s), HPOM-VAR-ACKLIMIT "
+            "(OPC_DIRECT_ACKN_LIMIT 0), HPOM-VAR-COMMIT (OPC_UPDWN_COMMIT_COUNT 1000: 367 -> 518 msg/s), "
+            "HPOM-AUTOKEYS (000, Table 1). Value A = follows the guide (1/0), B = numeric value.",
+            [(f"middleware_hpom_server_variable_follows_guide{{{I}}}", "{{variable}}"),
+             (f"middleware_hpom_server_variable_value{{{I}}}", "{{variable}}")],
+            mappings=[FOLLOWS_MAPPING], merge=True),
+        ts("History messages", "short",
+           f"{GUIDE} HPOM-HISTDL (000, Tables 26-27): messages in the history table; a download removes them "
+           "at 400-500 msg/s with 5 x 100 MB redo groups and commit count 1000 (37.5 msg/s with 3 x 20 MB).",
+           [(f"middleware_hpom_history_messages{{{I}}}", "{{instance}} history messages")]),
+        ts("History download rate", "mps",
+           f"{GUIDE} HPOM-HISTDL (000, Tables 26-27): -deriv of the history table during a download; guide "
+           "400-500 msg/s with 5 x 100 MB redo groups, 37.5 msg/s with 3 x 20 MB groups.",
+           [(f"-deriv(middleware_hpom_history_messages{{{I}}}[15m]) > 0", "{{instance}} download msg/s"),
+            ref(37.5, "guide: 3 x 20 MB redo groups 37.5 msg/s"),
+            ref(400, "guide: tuned history download 400 msg/s"),
+            ref(500, "guide: tuned history download 500 msg/s")]),
+        ts("MoM acknowledgement sync estimate", "s",
+           f"{GUIDE} HPOM-MOM (000, Tables 14-15): MoM acknowledgement sync takes about 10-12 s per 1,000 "
+           "acknowledged messages (forwarding halves source throughput, 227 -> 120 msg/s). Not measured "
+           "directly: this is the ETA for the messages acknowledged in the current window.",
+           [(f"middleware_hpom_window_acknowledged_messages{{{I}}} * 10 / 1000", "{{instance}} ETA at 10 s per 1,000"),
+            (f"middleware_hpom_window_acknowledged_messages{{{I}}} * 12 / 1000", "{{instance}} ETA at 12 s per 1,000")]),
+        ts("MSI programs running", "short",
+           f"{GUIDE} HPOM-MSI (000, 'Test: Sending Messages to MSI Programs'): more than five simultaneous MSI "
+           "programs decrease message throughput.",
+           [(f"middleware_hpom_msi_programs_running{{{I}}}", "{{instance}} MSI programs"),
+            ref(5, "guide: MSI programs 5")]),
+        tbl("HPOM sources", "none",
+            f"{GUIDE} HPOM-* (000): which parts of the hpom collector are present and were read successfully "
+            "(A = present, B = success).",
+            [(f"middleware_hpom_source_present{{{I}}}", "{{source}}"),
+             (f"middleware_hpom_source_success{{{I}}}", "{{source}}")],
+            mappings=[UP_MAPPING], merge=True, w=24, h=6),
+    ]
+    return dashboard("middleware-hpom", "Middleware: HPOM management server",
+                     "HPOM 8.x management server: queues, throughput, active/acknowledged messages, GUIs, "
+                     "server processes and variables (guide-thresholds.md HPOM-*, seed 000).", panels,
+                     tags=["hpom"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Oracle
+# --------------------------------------------------------------------------------------------------------------
+
+def oracle() -> dm.Dashboard:
+    F = f'{I}, database=~"$database"'
+    panels = [
+        ts("Redo log switches per hour", "short",
+           f"{GUIDE} ORA-REDO (000 'Test: Message Storm' Interpretation; History download conclusions): redo "
+           "switches cause throughput dips; 5 x 100 MB groups recommended. Rate of the log sequence x 3600, "
+           "and v$log_history's count for the last hour.",
+           [(f"3600 * rate(middleware_oracle_redo_log_switches_total{{{F}}}[{RI}])",
+             "{{instance}} {{database}} thread {{thread}} (rate x 3600)"),
+            (f"middleware_oracle_redo_log_switches_last_hour{{{F}}}",
+             "{{instance}} {{database}} thread {{thread}} (v$log_history, last hour)")], w=24),
+        ts("Redo groups per thread", "short",
+           f"{GUIDE} HPOM-ORA and ORA-REDO (000 Table 6): 5 redo groups per thread (default 3).",
+           [(f"count by (instance, database, thread) (middleware_oracle_redo_group_size_bytes{{{F}}})",
+             "{{instance}} {{database}} thread {{thread}} groups"),
+            ref(5, "guide: 5 redo groups per thread")], min_val=0),
+        ts("Redo group size", "bytes",
+           f"{GUIDE} HPOM-ORA and ORA-REDO (000 Table 6, Tables 26-27): 100 MB per group (default 20 MB; "
+           "3 x 20 MB gave a 37.5 msg/s history download).",
+           [(f"middleware_oracle_redo_group_size_bytes{{{F}}}",
+             "{{instance}} {{database}} thread {{thread}} group {{log_group}}"),
+            ref(104857600, "guide: 100 MB per redo group")], min_val=0),
+        ts("Redo groups by status", "short",
+           f"{GUIDE} ORA-REDO (000): many ACTIVE groups mean checkpoints lag behind the switches (log file "
+           "switch (checkpoint incomplete) waits follow).",
+           [(f"middleware_oracle_redo_groups{{{F}}}", "{{instance}} {{database}} {{status}}")], stack=True),
+        ts("Log file switch waits per second", "ops",
+           f"{GUIDE} ORA-REDO (000, 001): waits on 'log file switch%' events; any sustained rate means redo "
+           "groups are too few or too small (guide: 5 x 100 MB).",
+           [(f"rate(middleware_oracle_log_file_switch_waits_total{{{F}}}[{RI}])",
+             "{{instance}} {{database}} {{event}}")]),
+        ts("Log file switch wait time", "s",
+           f"{GUIDE} ORA-REDO (000, 001): seconds waited per second on 'log file switch%' events, and the "
+           "sessions waiting now.",
+           [(f"rate(middleware_oracle_log_file_switch_wait_seconds_total{{{F}}}[{RI}])",
+             "{{instance}} {{database}} {{event}} s/s"),
+            (f"middleware_oracle_sessions_waiting_log_file_switch{{{F}}}",
+             "{{instance}} {{database}} {{event}} sessions waiting")]),
+        ts("Sessions and processes against limits", "short",
+           f"{GUIDE} HPOM-ORA (000 Table 6): processes 200-500 for the HPOM database; current, highest since "
+           "start and limit from v$resource_limit.",
+           [(f"middleware_oracle_resource_current_utilization{{{F}}}", "{{instance}} {{database}} {{resource}} current"),
+            (f"middleware_oracle_resource_max_utilization{{{F}}}", "{{instance}} {{database}} {{resource}} max since start"),
+            (f"middleware_oracle_resource_limit{{{F}}}", "{{instance}} {{database}} {{resource}} limit"),
+            ref(200, "guide: HPOM processes at least 200"),
+            ref(500, "guide: HPOM processes up to 500")], w=24),
+        tbl("Guide checks (middleware_oracle_follows_guide)", "none",
+            f"{GUIDE} HPOM-ORA (000 Table 6: sga_target >= 350 MB, log_buffer 1.5-2 MB, 5 x 100 MB redo, "
+            "processes 200-500, db_file_multiblock_read_count 32), ORA-DBWR (db_writer_processes >= cores), "
+            "ORA-SGA (50-70 % of memory), ORA-REDO. A = follows (1/0), B = observed, C = threshold.",
+            [(f"middleware_oracle_follows_guide{{{F}}}", "{{database}} {{check}}"),
+             (f"middleware_oracle_guide_observed{{{F}}}", "{{database}} {{check}}"),
+             (f"middleware_oracle_guide_threshold{{{F}}}", "{{database}} {{check}}")],
+            mappings=[FOLLOWS_MAPPING], merge=True, w=24),
+        tbl("Initialisation parameters", "none",
+            f"{GUIDE} HPOM-ORA (000 Table 6), ORA-DBWR, ORA-SGA, ORA-NFS (001: filesystemio_options=directio): "
+            "numeric parameter values (booleans 1/0); text parameters in the table beside.",
+            [(f"middleware_oracle_parameter_value{{{F}}}", "{{database}} {{name}}")]),
+        tbl("Text parameters", "none",
+            f"{GUIDE} ORA-NFS (001 'Oracle performance over NFS'): filesystemio_options, disk_asynch_io and "
+            "other text parameters, and whether they are the default.",
+            [(f"middleware_oracle_parameter_info{{{F}}}", "{{database}} {{name}}")]),
+        tbl("NFS mount option checks", "none",
+            f"{GUIDE} ORA-NFS (001 'HP-UX NFS configuration'): rw,bg,hard,nointr,forcedirectio,proto=tcp,"
+            "vers=3,rsize=32768,wsize=32768,timeo=600; direct I/O alone gave +482 %, all tuning +640 % "
+            "(1,423 -> 10,531 OETs/min). 1 = the mount has the option.",
+            [(f"middleware_oracle_nfs_mount_follows_guide{{{F}}}", "{{database}} {{mountpoint}} {{option}}")],
+            mappings=[FOLLOWS_MAPPING]),
+        tbl("File systems holding database files", "none",
+            f"{GUIDE} ORA-NFS (001): file system type, source and mount options of the mounts holding data, "
+            "temp, redo and control files.",
+            [(f"middleware_oracle_file_system_info{{{F}}}", "{{database}} {{mountpoint}}")]),
+        tbl("Database reachability", "none",
+            f"{GUIDE} HPOM-ORA, ORA-* (000, 001): the checks above need a session; A = session available, "
+            "B = collection within the deadline.",
+            [(f"middleware_oracle_up{{{F}}}", "{{database}}"),
+             (f"middleware_oracle_collect_success{{{F}}}", "{{database}}")],
+            mappings=[UP_MAPPING], merge=True, w=24, h=6),
+    ]
+    database = query_variable("database", "Database",
+                              'label_values(middleware_oracle_up{instance=~"$instance"}, database)')
+    return dashboard("middleware-oracle", "Middleware: Oracle databases",
+                     "Redo switches and layout, log-file-switch waits, parameters, limits, NFS and guide checks "
+                     "(guide-thresholds.md HPOM-ORA, ORA-*; seeds 000 and 001).", panels,
+                     extra_variables=[database], tags=["oracle"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# IBM MQ / MQSI
+# --------------------------------------------------------------------------------------------------------------
+
+def ibmmq() -> dm.Dashboard:
+    F = f'{I}, qmgr=~"$qmgr"'
+    cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{I}}}[{RI}]))"
+    panels = [
+        ts("Queue depth", "short",
+           f"{GUIDE} MQ-DEPTH (003 'Test Model'): the driver kept the input queue at a depth of 100 so the "
+           "engines were never idle; growth beyond that means consumers fall behind.",
+           [(f"ibmmq_queue_depth{{{F}}}", "{{instance}} {{qmgr}} {{queue}}"),
+            ref(100, "guide: input queue depth 100")]),
+        ts("Queue depth ratio (depth / max depth)", "percentunit",
+           f"{GUIDE} MQ-DEPTH (003): alert when depth exceeds a share of the maximum depth (default 80 %).",
+           [(f"ibmmq_queue_depth_ratio{{{F}}}", "{{instance}} {{qmgr}} {{queue}}"),
+            ref(0.8, "guide: 80 % of max depth")], min_val=0, max_val=1),
+        tbl("Top 10 queues by depth", "short",
+            f"{GUIDE} MQ-DEPTH (003): the ten deepest queues now (topk).",
+            [(f"topk(10, ibmmq_queue_depth{{{F}}})", "{{qmgr}} {{queue}}")]),
+        ts("Queue depth growth (deriv over 10 m)", "mps",
+           f"{GUIDE} MQ-DEPTH (003): messages per second the depth grows (positive) or shrinks; steady growth "
+           "means consumers fall behind.",
+           [(f"deriv(ibmmq_queue_depth{{{F}}}[10m])", "{{instance}} {{qmgr}} {{queue}}")]),
+        tbl("Queue manager status", "none",
+            f"{GUIDE} MQ-CPU, MQ-DEPTH (003): MQQMSTA 2 = running; 0 = ended or unreachable.",
+            [(f"ibmmq_qmgr_status{{{F}}}", "{{qmgr}}")], mappings=[QMGR_MAPPING]),
+        tbl("Channel status", "none",
+            f"{GUIDE} MQ-DEPTH (003): channels that are not running let transmission queues grow "
+            "(squashed status: 0 stopped, 1 transitioning, 2 running).",
+            [(f"ibmmq_channel_status_squash{{{F}}}", "{{qmgr}} {{channel}}")], mappings=[CHANNEL_MAPPING]),
+        ts("CPU per queue manager", "percentunit",
+           f"{GUIDE} MQ-CPU (003 Test Cases 2-5, Figures 4-13): CPU, not disk, was the limit (1 qmgr: 86 msg/s, "
+           "70 % idle; 5 qmgrs: 215 msg/s, 12 % idle). CPU seconds per second of the ibmmq process group per "
+           "qmgr (1 = 100 % = one CPU).",
+           [(f'sum by (instance, qmgr) (rate(middleware_process_group_cpu_seconds_total{{group="ibmmq", {F}}}[{RI}]))',
+             "{{instance}} {{qmgr}}")]),
+        ts("Rules engines: CPU share of the host per engine", "percentunit",
+           f"{GUIDE} MQ-ENGINE (003 Test Cases 1-2): each rules engine consumed 10-15 % CPU; a second engine per "
+           "queue only helped while CPU was free. Process group mqsi_engine, per process name, divided by the "
+           "host's CPUs and the number of engine processes.",
+           [(f'sum by (instance, process) (rate(middleware_process_group_cpu_seconds_total{{group="mqsi_engine", {I}}}[{RI}]))'
+             f" / on (instance) group_left () max by (instance) (middleware_host_cpus{{{I}}})"
+             f' / on (instance, process) (sum by (instance, process) (middleware_process_group_processes{{group="mqsi_engine", {I}}}) > 0)',
+             "{{instance}} {{process}} per engine"),
+            ref(0.1, "guide: rules engine 10 % CPU"),
+            ref(0.15, "guide: rules engine 15 % CPU")]),
+        ts("Host CPU idle and I/O wait", "percentunit",
+           f"{GUIDE} MQ-CPU and MQ-IO (003): CPU idle approached 0 as qmgrs and engines were added (2 engines x "
+           "5 qmgrs: 1 % idle); saturation alert when idle stays under 10 % while depth grows. I/O wait falls "
+           "with queues and logs on separate disks.",
+           [(f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="idle", {I}}}[{RI}])) / {cpu_all}',
+             "{{instance}} idle"),
+            (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="iowait", {I}}}[{RI}])) / {cpu_all}',
+             "{{instance}} I/O wait"),
+            ref(0.1, "guide: CPU idle 10 %")], min_val=0, max_val=1),
+        # Messages got/put per queue manager would need queue statistics, which none of the back-ends reads yet
+        # (the PCF statistics decoder exists; consuming SYSTEM.ADMIN.STATISTICS.QUEUE is not wired): no panel
+        # until a back-end provides them, so that every panel shows data.
+        tbl("Back-end status per queue manager", "none",
+            f"{GUIDE} MQ-* (003): the figures above need the queue manager's back-end (rest, pcf or runmqsc) "
+            "to answer; A = success, B = duration in seconds.",
+            [(f"middleware_ibmmq_backend_success{{{F}}}", "{{qmgr}} {{backend}}"),
+             (f"middleware_ibmmq_backend_duration_seconds{{{F}}}", "{{qmgr}} {{backend}}")],
+            mappings=[UP_MAPPING], merge=True, column_units={"Value #B": "s"}, w=24, h=6),
+    ]
+    qmgr = query_variable("qmgr", "Queue manager", 'label_values(ibmmq_qmgr_status{instance=~"$instance"}, qmgr)')
+    return dashboard("middleware-ibmmq", "Middleware: IBM MQ and MQSI",
+                     "Queue depths, queue manager and channel status, CPU per queue manager and rules engine "
+                     "against host idle (guide-thresholds.md MQ-*; seed 003).", panels,
+                     extra_variables=[qmgr], tags=["ibmmq"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Host (vmstat, iostat, sar)
+# --------------------------------------------------------------------------------------------------------------
+
+def host() -> dm.Dashboard:
+    cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{I}}}[{RI}]))"
+
+    def cpu_mode(modes: str) -> str:
+        return f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode=~"{modes}", {I}}}[{RI}])) / {cpu_all}'
+
+    ios = (f"(rate(middleware_host_disk_reads_completed_total{{{I}}}[{RI}])"
+           f" + rate(middleware_host_disk_writes_completed_total{{{I}}}[{RI}]))")
+    panels = [
+        ts("Run queue: vmstat r and b", "short",
+           f"{GUIDE} DOM-CPU and MQ-CPU (004 Tables 1-2, 003): runnable (r) and I/O-blocked (b) processes; "
+           "r persistently above the CPU count means CPU saturation.",
+           [(f"middleware_host_procs_running{{{I}}}", "{{instance}} r (runnable)"),
+            (f"middleware_host_procs_blocked{{{I}}}", "{{instance}} b (blocked)"),
+            (f"middleware_host_cpus{{{I}}}", "{{instance}} CPUs")]),
+        ts("Context switches and interrupts: vmstat cs and in", "ops",
+           f"{GUIDE} MQ-CPU (003 Figures 4-13): the report's vmstat picture; rate of context switches and "
+           "interrupts.",
+           [(f"rate(middleware_host_context_switches_total{{{I}}}[{RI}])", "{{instance}} cs"),
+            (f"rate(middleware_host_interrupts_total{{{I}}}[{RI}])", "{{instance}} in")]),
+        ts("CPU: vmstat us / sy / id / wa / st", "percentunit",
+           f"{GUIDE} DOM-CPU (004 Tables 1-2), MQ-CPU (003): shares of all CPU time; us includes nice, sy "
+           "includes irq and softirq.",
+           [(cpu_mode("user|nice"), "{{instance}} us"),
+            (cpu_mode("system|irq|softirq"), "{{instance}} sy"),
+            (cpu_mode("idle"), "{{instance}} id"),
+            (cpu_mode("iowait"), "{{instance}} wa"),
+            (cpu_mode("steal"), "{{instance}} st")], min_val=0, max_val=1, stack=True),
+        ts("CPU busy (us + sy) against the Domino article", "percentunit",
+           f"{GUIDE} DOM-CPU (004 Tables 1-2): 1,800 users used 51 % / 25 % / 14 % CPU (user + sys) on 4 / 8 / "
+           "12 CPUs; no gain beyond 8 CPUs.",
+           [(cpu_mode("user|nice|system|irq|softirq"), "{{instance}} us + sy"),
+            ref(0.51, "guide: Domino 1,800 users on 4 CPUs 51 %"),
+            ref(0.25, "guide: Domino 1,800 users on 8 CPUs 25 %"),
+            ref(0.14, "guide: Domino 1,800 users on 12 CPUs 14 %")], min_val=0, max_val=1),
+        ts("Swapping: vmstat si / so", "binBps",
+           f"{GUIDE} HPOM-MEM, DOM-SCAN (000 Appendix B, 004): bytes swapped in and out per second (vmstat "
+           "shows KiB/s); any sustained swapping means memory is short.",
+           [(f"rate(middleware_host_swap_in_bytes_total{{{I}}}[{RI}])", "{{instance}} si"),
+            (f"rate(middleware_host_swap_out_bytes_total{{{I}}}[{RI}])", "{{instance}} so")]),
+        ts("Page-scan rate: vmstat sr", "short",
+           f"{GUIDE} DOM-SCAN (004 Tables 1-2): page-scan rate 75 pages/s on RAID0 against 100 pages/s on "
+           "RAID5 at 1,800 users. Pages scanned by reclaim per second.",
+           [(f"rate(middleware_host_page_scans_total{{{I}}}[{RI}])", "{{instance}} pages/s"),
+            ref(75, "guide: Domino RAID0 75 pages/s"),
+            ref(100, "guide: Domino RAID5 100 pages/s")], axis_label="pages/s"),
+        ts("Memory", "bytes",
+           f"{GUIDE} HPOM-MEM (000 Appendix B Table 31), VHI-MEM (002): total, available and used memory, "
+           "swap in use.",
+           [(f"middleware_host_memory_total_bytes{{{I}}}", "{{instance}} total"),
+            (f"middleware_host_memory_available_bytes{{{I}}}", "{{instance}} available"),
+            (f"middleware_host_memory_used_bytes{{{I}}}", "{{instance}} used"),
+            (f"middleware_host_swap_used_bytes{{{I}}}", "{{instance}} swap used")]),
+        ts("Disk I/O per second: iostat r/s and w/s", "iops",
+           f"{GUIDE} DOM-DISK, MQ-IO (004 Tables 1-2, 003 Test Case 4): reads and writes completed per second "
+           "per device.",
+           [(f"rate(middleware_host_disk_reads_completed_total{{{I}}}[{RI}])", "{{instance}} {{device}} r/s"),
+            (f"rate(middleware_host_disk_writes_completed_total{{{I}}}[{RI}])", "{{instance}} {{device}} w/s")]),
+        ts("Disk await (iostat await)", "ms",
+           f"{GUIDE} DOM-DISK (004 Tables 1-2): 14 ms on RAID0, 34-35 ms on RAID5 (sar -d); warn when await "
+           "stays above 35 ms. Time per completed I/O including queueing.",
+           [(f"1000 * (rate(middleware_host_disk_read_time_seconds_total{{{I}}}[{RI}])"
+             f" + rate(middleware_host_disk_write_time_seconds_total{{{I}}}[{RI}])) / {ios}",
+             "{{instance}} {{device}} await"),
+            ref(14, "guide: Domino RAID0 14 ms"),
+            ref(35, "guide: Domino RAID5 35 ms")]),
+        ts("Disk service time (sar -d svctm)", "ms",
+           f"{GUIDE} DOM-DISK (004 Tables 1-2): service time 14 ms on RAID0 against 34-35 ms on RAID5 "
+           "(sar -d); busy time per completed I/O, without queueing.",
+           [(f"1000 * rate(middleware_host_disk_io_time_seconds_total{{{I}}}[{RI}]) / {ios}",
+             "{{instance}} {{device}} svctm"),
+            ref(14, "guide: Domino RAID0 service time 14 ms"),
+            ref(35, "guide: Domino RAID5 service time 35 ms")]),
+        ts("Disk utilisation (iostat %util)", "percentunit",
+           f"{GUIDE} HPOM-ACK (000 Tables 21-22: 10,000 acks with 5 GUIs reached 97 % disk utilisation), MQ-IO "
+           "(003 Test Case 4): share of time the device had I/O in flight.",
+           [(f"rate(middleware_host_disk_io_time_seconds_total{{{I}}}[{RI}])", "{{instance}} {{device}} %util")],
+           min_val=0, max_val=1),
+        ts("Disk queue size (iostat aqu-sz)", "short",
+           f"{GUIDE} DOM-DISK, MQ-IO (004, 003): average requests in flight or queued per device.",
+           [(f"rate(middleware_host_disk_io_time_weighted_seconds_total{{{I}}}[{RI}])",
+             "{{instance}} {{device}} aqu-sz")]),
+        ts("Domino users and transactions", "short",
+           f"{GUIDE} DOM-CPU (004 Tables 1-2): the article's load was 1,800 NotesMark users; users with sessions "
+           "and transactions per minute from show stat.",
+           [(f"middleware_domino_users{{{I}}}", "{{instance}} users"),
+            (f"middleware_domino_transactions_per_minute{{{I}}}", "{{instance}} transactions/min"),
+            ref(1800, "guide: Domino article 1,800 users")], w=24),
+    ]
+    return dashboard("middleware-host", "Middleware: host (vmstat, iostat, sar)",
+                     "Host CPU, run queue, paging, page scans and disks as vmstat/iostat/sar columns, with the "
+                     "Domino article's figures (guide-thresholds.md DOM-*, MQ-CPU, MQ-IO; seeds 003, 004).",
+                     panels, tags=["host", "domino"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# VHI
+# --------------------------------------------------------------------------------------------------------------
+
+def vhi() -> dm.Dashboard:
+    panels = [
+        ts("Sessions per CPU", "short",
+           f"{GUIDE} VHI-SESS (002 'Concurrent Sessions'): at most 250 concurrent host sessions per CPU of the "
+           "session server (CPUs = its affinity).",
+           [(f"middleware_vhi_sessions_per_cpu{{{I}}}", "{{instance}} sessions per CPU"),
+            (f"middleware_vhi_sessions_per_cpu_limit{{{I}}}", "{{instance}} configured limit"),
+            ref(250, "guide: 250 sessions per CPU")]),
+        ts("Concurrent host sessions", "short",
+           f"{GUIDE} VHI-SESS (002): established connections from the session server to the host ports, and "
+           "the CPUs it may use (250 sessions each).",
+           [(f"middleware_vhi_sessions{{{I}}}", "{{instance}} sessions"),
+            (f"middleware_vhi_sessions_by_port{{{I}}}", "{{instance}} port {{port}}"),
+            (f"middleware_vhi_session_server_cpus{{{I}}}", "{{instance}} session server CPUs")]),
+        ts("Memory required by the guide against host memory", "bytes",
+           f"{GUIDE} VHI-MEM (002 'Memory'): 512 MB minimum (1 GB recommended) up to 100 sessions plus 64 MB "
+           "(128 MB recommended) per further 100; VHI uses at most 4 GB.",
+           [(f'middleware_vhi_memory_required_bytes{{level="minimum", {I}}}', "{{instance}} required (minimum)"),
+            (f'middleware_vhi_memory_required_bytes{{level="recommended", {I}}}',
+             "{{instance}} required (recommended)"),
+            (f"middleware_host_memory_total_bytes{{{I}}}", "{{instance}} host memory"),
+            (f"middleware_vhi_session_server_resident_memory_bytes{{{I}}}", "{{instance}} session server RSS"),
+            ref(4294967296, "guide: VHI uses at most 4 GB")], w=24),
+        ts("Session server CPU", "percentunit",
+           f"{GUIDE} VHI-CPU (002 'Processors and Performance'): gains per CPU doubling 75 %, 38 %, 14 %; more "
+           "than 4 cores not recommended. CPU seconds per second of the session server (1 = one CPU).",
+           [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total{{group="vhi_session_server", {I}}}[{RI}]))',
+             "{{instance}} sesssrvr CPU")]),
+        ts("Session server processes", "short",
+           f"{GUIDE} VHI-SESS (002): session server processes running (0 = no sessions can be served).",
+           [(f"middleware_vhi_session_server_processes{{{I}}}", "{{instance}} sesssrvr processes")]),
+    ]
+    return dashboard("middleware-vhi", "Middleware: Verastream Host Integrator",
+                     "VHI session server: sessions per CPU and the memory formula (guide-thresholds.md VHI-*; "
+                     "seed 002).", panels, tags=["vhi"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The exporter itself
+# --------------------------------------------------------------------------------------------------------------
+
+def exporter() -> dm.Dashboard:
+    panels = [
+        ts("Collector success", "none",
+           f"{GUIDE} (all rows): every guide figure on the other dashboards needs its collector to succeed; "
+           "1 = the collector's last run succeeded.",
+           [(f"middleware_scrape_collector_success{{{I}}}", "{{instance}} {{collector}}")],
+           min_val=0, max_val=1, w=24),
+        ts("Collector duration against timeout", "s",
+           f"{GUIDE} (all rows): a collector at its timeout reports stale or no figures.",
+           [(f"middleware_scrape_collector_duration_seconds{{{I}}}", "{{instance}} {{collector}} duration"),
+            (f"middleware_scrape_collector_timeout_seconds{{{I}}}", "{{instance}} {{collector}} timeout")]),
+        ts("Scrape duration", "s",
+           f"{GUIDE} (all rows): Prometheus' own scrape_duration_seconds for the exporter (the 10,000-queue MQ "
+           "benchmark targets under 250 ms).",
+           [(f"scrape_duration_seconds{{{I}}}", "{{instance}} {{job}}")]),
+        ts("Collector failures", "short",
+           f"{GUIDE} (all rows): failed collector runs (error, timeout, invalid samples) per rate interval.",
+           [(f"increase(middleware_scrape_collector_failures_total{{{I}}}[{RI}])", "{{instance}} {{collector}}")]),
+        ts("Time since last success", "s",
+           f"{GUIDE} (all rows): age of each collector's last successful run, against its interval.",
+           [(f"time() - middleware_scrape_collector_last_success_timestamp_seconds{{{I}}}",
+             "{{instance}} {{collector}} age"),
+            (f"middleware_scrape_collector_interval_seconds{{{I}}}", "{{instance}} {{collector}} interval")]),
+        ts("Series per collector", "short",
+           f"{GUIDE} (all rows): series each collector contributed to the last snapshot.",
+           [(f"middleware_scrape_collector_series{{{I}}}", "{{instance}} {{collector}}")]),
+        tbl("Build info", "none",
+            f"{GUIDE} (all rows): exporter and Python versions per instance.",
+            [(f"middleware_exporter_build_info{{{I}}}", "{{instance}}")]),
+    ]
+    return dashboard("middleware-exporter", "Middleware: exporter",
+                     "The exporter itself: collector success, duration against timeout, scrape duration.",
+                     panels, tags=["exporter"])
+
+
+BUILDERS = {
+    "middleware-hpom": hpom,
+    "middleware-oracle": oracle,
+    "middleware-ibmmq": ibmmq,
+    "middleware-host": host,
+    "middleware-vhi": vhi,
+    "middleware-exporter": exporter,
+}
+
+
+def to_dict(dash: dm.Dashboard) -> dict:
+    return json.loads(json.dumps(dash, cls=JSONEncoder))
+
+
+def render(dash: dm.Dashboard) -> str:
+    return json.dumps(to_dict(dash), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def build_all() -> dict[str, str]:
+    """uid -> file content."""
+    return {uid: render(fn()) for uid, fn in BUILDERS.items()}
+
+
+def all_dashboards() -> dict[str, dict]:
+    """uid -> dashboard JSON as a dict."""
+    return {uid: to_dict(fn()) for uid, fn in BUILDERS.items()}
+
+
+def all_queries() -> list[tuple[str, str, str]]:
+    """(dashboard uid, panel title, expr) for every panel target."""
+    out = []
+    for uid, dash in all_dashboards().items():
+        for panel in dash.get("panels", []):
+            for target in panel.get("targets", []):
+                out.append((uid, panel["title"], target["expr"]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a file on disk is stale")
+    parser.add_argument("--out", type=Path, default=HERE, help="output directory (default: dashboards/)")
+    args = parser.parse_args(argv)
+    stale = []
+    for uid, content in build_all().items():
+        path = args.out / f"{uid}.json"
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != content:
+                stale.append(str(path))
+        else:
+            path.write_text(content, encoding="utf-8")
+    if stale:
+        print("stale dashboards (run python dashboards/build.py):\n  " + "\n  ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Every dashboard panel query, evaluated by Debian's real Prometheus that has scraped the real exporter fed by
+fixtures for every collector (a recorded /proc with HPOM, MQ, MQSI, Oracle, VHI and Domino processes; a fixture
+HPOM and two Oracle databases through the DB-API stand-in; a fake mqweb; a stand-in Domino console), with the
+project's recording rules loaded.  Each query must parse and return data.  Grafana's variables are replaced the
+way Grafana would expand them for "All": $instance/$qmgr/$database -> .*, $__rate_interval -> 30s."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+import pytest
+import yaml
+
+from .conftest import FIXTURES, REPO, free_port, http_get, require_binary
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("grafana_foundation_sdk")
+
+SUBSTITUTIONS = [
+    (re.compile(r"\$\{?__rate_interval\}?"), "30s"),
+    (re.compile(r"\$\{?__interval\}?"), "5s"),
+    (re.compile(r"\$\{?__range\}?"), "5m"),
+    (re.compile(r"\$\{?(instance|qmgr|database|queue|device|job)(:[a-z]+)?\}?"), ".*"),
+]
+
+
+def _expand(expr: str) -> str:
+    for pattern, value in SUBSTITUTIONS:
+        expr = pattern.sub(value, expr)
+    return expr
+
+
+def _queries() -> list[tuple[str, str, str]]:
+    sys.path.insert(0, str(REPO / "dashboards"))
+    try:
+        import build  # noqa: PLC0415 - dashboards/build.py
+    finally:
+        sys.path.pop(0)
+    return build.all_queries()
+
+
+def _script(path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def prometheus_with_fixtures(tmp_path, start_exporter):
+    from .fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, generate_queues
+
+    require_binary("prometheus")
+    procs: list[subprocess.Popen] = []
+    stop = threading.Event()
+    mqweb = FakeMqweb(FakeQmgr("QM1", "running", generate_queues(30, "APP.Q."),
+                               [FakeChannel("QM1.TO.QM2", "RUNNING", "SDR", "qm2(1414)"),
+                                FakeChannel("QM2.TO.QM1", "STOPPED", "RCVR", "")])).start()
+    try:
+        # HPOM: queue files, stand-in commands, database rows
+        queues = tmp_path / "mgmt_sv"
+        queues.mkdir()
+        for name, size in {"msgmgrq": 2_000_000, "actreqq": 512, "dispq0": 4096, "dispq1": 4096}.items():
+            (queues / name).write_bytes(b"\0" * size)
+        history = {"count": 2_345_678}
+
+        def drain():
+            """opcmsgm working off a backlog; a history download under way (both shrink over time)."""
+            msgmgrq = queues / "msgmgrq"
+            while not stop.wait(0.5):
+                size = msgmgrq.stat().st_size
+                if size > 512 * 100:
+                    with open(msgmgrq, "r+b") as handle:
+                        handle.truncate(size - 512 * 20)
+                history["count"] -= 250
+                data = yaml.safe_load(db.read_text())
+                for entry in data["queries"]:
+                    if entry["match"] == "opc_hist_messages":
+                        entry["rows"] = [[history["count"]]]
+                db.write_text(yaml.safe_dump(data))
+        bindir = tmp_path / "bin"
+        bindir.mkdir()
+        server = FIXTURES / "hpom_server"
+        db = tmp_path / "db.yaml"
+        data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
+        data["queries"] = yaml.safe_load((server / "db.yaml").read_text())["queries"]
+        db.write_text(yaml.safe_dump(data))
+        threading.Thread(target=drain, daemon=True).start()
+        # the shipped HPOM queries, with the history count run every time (it runs every 5 minutes by default)
+        hpom_queries = yaml.safe_load((REPO / "exporter" / "queries" / "hpom.yaml").read_text())
+        for entry in hpom_queries["queries"]:
+            entry.pop("interval", None)
+        (tmp_path / "hpom-queries.yaml").write_text(yaml.safe_dump(hpom_queries))
+        oracle = {"user": "monitor", "password_env": "DB_PASSWORD", "connect_timeout": 0.5, "query_timeout": 0.5}
+        config = {
+            "paths": {"procfs": str(FIXTURES / "host1" / "proc"), "sysfs": str(FIXTURES / "host1" / "sys")},
+            "collectors": {
+                "host": {"interval": 1, "timeout": 1},
+                "process": {"interval": 1, "timeout": 1},
+                "hpom": {"enabled": True, "interval": 1, "timeout": 1, "command_timeout": 0.5,
+                         "queue_dir": str(queues),
+                         "opcsv": _script(bindir / "opcsv", f'cat "{server / "opcsv_status.txt"}"\n'),
+                         "ovc": _script(bindir / "ovc", f'cat "{server / "ovc_status.txt"}"\n'),
+                         "ovconfget": _script(bindir / "ovconfget", f'cat "{server / "ovconfget_server_opc.txt"}"\n'),
+                         "msi_programs": ["opcmsgm"],
+                         "queries_file": str(tmp_path / "hpom-queries.yaml"),
+                         "queue_count_command": [_script(bindir / "qcount", 'echo "$(( $(wc -c < "$1") / 512 ))"\n'),
+                                                 "{path}"],
+                         "database": {"dsn": "hpomdb:1521/openview", **oracle}},
+                "oracle": {"enabled": True, "interval": 1, "timeout": 1, "databases": [
+                    {"name": "opcdb", "dsn": "opcdb.example:1521/openview", "hpom": True, **oracle},
+                    {"name": "erp", "dsn": "erp.example:1521/erp", "dedicated_host": True, **oracle}]},
+                "ibmmq": {"enabled": True, "interval": 1, "timeout": 1, "queue_managers": [
+                    {"name": "QM1", "url": mqweb.base_url, "timeout": 0.5}]},
+                "vhi": {"enabled": True, "interval": 1, "timeout": 1},
+                "domino": {"enabled": True, "interval": 1, "timeout": 1, "command_timeout": 0.5,
+                           "command": [_script(bindir / "showstat",
+                                               f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')]},
+            },
+        }
+        path = tmp_path / "exporter.yaml"
+        path.write_text(yaml.safe_dump(config))
+        exporter = start_exporter("--config", str(path), env={
+            "PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "x"})
+        port = free_port()
+        rules = tmp_path / "recording.yml"
+        shutil.copy(REPO / "alerts" / "recording.yml", rules)
+        (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+            "rule_files": [str(rules)],
+            "scrape_configs": [{"job_name": "middleware", "static_configs": [
+                {"targets": [f"127.0.0.1:{exporter.port}"]}]}],
+        }))
+        log = open(tmp_path / "prometheus.log", "wb")
+        procs.append(subprocess.Popen(
+            [require_binary("prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}",
+             f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        base = f"http://127.0.0.1:{port}"
+
+        def query(expr: str) -> tuple[str, list]:
+            try:
+                status, _, body = http_get(f"{base}/api/v1/query?query={urllib.parse.quote(expr)}", timeout=10)
+            except OSError as exc:
+                return f"no answer: {exc}", []
+            payload = json.loads(body)
+            if status != 200:
+                return payload.get("error", f"HTTP {status}"), []
+            result = payload["data"]["result"]
+            return "", result if isinstance(result, list) else [result]
+
+        deadline = time.monotonic() + 60
+        wanted = ["middleware_hpom_cma_max_per_message", "ibmmq_queue_depth", "middleware_oracle_up",
+                  "middleware_domino_users", "middleware_vhi_sessions_per_cpu", "middleware_host_cpus"]
+        while time.monotonic() < deadline and not all(query(w)[1] for w in wanted):
+            time.sleep(1)
+        assert all(query(w)[1] for w in wanted), [w for w in wanted if not query(w)[1]]
+        time.sleep(8)  # enough samples for rate() over 30s windows and for the recording rules
+        yield query
+    finally:
+        stop.set()
+        for proc in procs:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        mqweb.stop()
+
+
+def test_every_panel_query_returns_data(prometheus_with_fixtures):
+    query = prometheus_with_fixtures
+    queries = _queries()
+    assert len(queries) > 40
+    failures = []
+    for uid, title, expr in queries:
+        error, result = query(_expand(expr))
+        if error:
+            failures.append(f"{uid} / {title}: {error}: {expr}")
+        elif not result:
+            failures.append(f"{uid} / {title}: no data: {expr}")
+    assert not failures, "\n".join(failures)

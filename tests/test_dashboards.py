@@ -1,0 +1,302 @@
+"""The Grafana dashboards in dashboards/: up to date with dashboards/build.py, decodable by the SDK's model, linted.
+
+Evaluating the queries against a Prometheus is done elsewhere; build.all_queries() is the list it uses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("grafana_foundation_sdk")
+
+ROOT = Path(__file__).resolve().parent.parent
+DASHBOARDS = ROOT / "dashboards"
+UIDS = ["middleware-hpom", "middleware-oracle", "middleware-ibmmq", "middleware-host", "middleware-vhi",
+        "middleware-exporter"]
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+REFERENCE_RE = re.compile(r"^vector\((-?[0-9.]+(?:e[0-9]+)?)\)$")
+# The guide figures (../shared/guide-thresholds.md) each dashboard must draw as a reference line.
+REQUIRED_REFERENCES = {
+    "middleware-hpom": [226, 272, 333, 410, 50000, 5000, 10, 412],  # THROUGHPUT, ACTIVE, ACK, CMA, QUEUE
+    "middleware-oracle": [5, 104857600],  # HPOM-ORA / ORA-REDO: 5 groups x 100 MB
+    "middleware-ibmmq": [100, 0.8, 0.1, 0.15],  # MQ-DEPTH, MQ-CPU idle 10 %, MQ-ENGINE 10-15 %
+    "middleware-host": [75, 100, 14, 35],  # DOM-SCAN pages/s, DOM-DISK ms
+    "middleware-vhi": [250],  # VHI-SESS
+}
+
+
+def _load_build():
+    spec = importlib.util.spec_from_file_location("dashboards_build", DASHBOARDS / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _load_build()
+
+
+def _committed() -> dict[str, dict]:
+    return {uid: json.loads((DASHBOARDS / f"{uid}.json").read_text(encoding="utf-8")) for uid in UIDS}
+
+
+@pytest.fixture(scope="module")
+def dashboards() -> dict[str, dict]:
+    return _committed()
+
+
+def _panels(dashboards):
+    for uid, dash in dashboards.items():
+        for panel in dash["panels"]:
+            yield uid, panel
+
+
+def _targets(dashboards):
+    for uid, panel in _panels(dashboards):
+        for target in panel["targets"]:
+            yield uid, panel, target
+
+
+# --- stale check --------------------------------------------------------------------------------------------------
+
+def test_builder_knows_the_six_dashboards():
+    assert list(build.BUILDERS) == UIDS
+    assert sorted(p.stem for p in DASHBOARDS.glob("*.json")) == sorted(UIDS)
+
+
+def test_committed_json_is_what_build_py_writes():
+    expected = build.build_all()
+    for uid in UIDS:
+        on_disk = (DASHBOARDS / f"{uid}.json").read_text(encoding="utf-8")
+        assert on_disk == expected[uid], f"dashboards/{uid}.json is stale: run python dashboards/build.py"
+    assert build.main(["--check"]) == 0
+
+
+def test_check_detects_a_stale_file(tmp_path):
+    assert build.main(["--out", str(tmp_path)]) == 0
+    assert build.main(["--check", "--out", str(tmp_path)]) == 0
+    path = tmp_path / "middleware-vhi.json"
+    path.write_text(path.read_text(encoding="utf-8").replace("250", "251"), encoding="utf-8")
+    assert build.main(["--check", "--out", str(tmp_path)]) == 1
+
+
+def test_output_is_deterministic_and_formatted():
+    first, second = build.build_all(), build.build_all()
+    assert first == second
+    for uid, content in first.items():
+        assert content.endswith("}\n")
+        assert content == json.dumps(json.loads(content), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# --- schema: decode with the SDK's own model ----------------------------------------------------------------------
+
+def test_dashboards_decode_into_the_sdk_model(dashboards):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from grafana_foundation_sdk.cog.encoder import JSONEncoder
+        from grafana_foundation_sdk.cog.plugins import register_default_plugins
+        from grafana_foundation_sdk.models import dashboard as dm
+        from grafana_foundation_sdk.models import prometheus as prom_models
+    register_default_plugins()
+    for uid, data in dashboards.items():
+        model = dm.Dashboard.from_json(data)
+        assert model.uid == uid
+        for panel in model.panels:
+            assert isinstance(panel, dm.Panel), (uid, panel)
+            for target in panel.targets:
+                assert isinstance(target, prom_models.Dataquery), (uid, panel.title, type(target))
+        # Decoding and encoding again loses nothing: every key is one the model knows.
+        assert json.loads(json.dumps(model, cls=JSONEncoder)) == data, uid
+
+
+def test_panel_structure(dashboards):
+    for uid, dash in dashboards.items():
+        assert dash["uid"] == uid and dash["title"]
+        ids = [p["id"] for p in dash["panels"]]
+        assert len(ids) == len(set(ids)), uid
+        for panel in dash["panels"]:
+            assert panel["type"] in {"timeseries", "table", "stat"}, (uid, panel.get("title"))
+            assert panel["datasource"] == DATASOURCE, (uid, panel["title"])
+            assert panel["targets"], (uid, panel["title"])
+            grid = panel["gridPos"]
+            assert grid["x"] + grid["w"] <= 24 and grid["w"] > 0 and grid["h"] > 0, (uid, panel["title"])
+            ref_ids = [t["refId"] for t in panel["targets"]]
+            assert len(ref_ids) == len(set(ref_ids)), (uid, panel["title"])
+            for target in panel["targets"]:
+                assert target["expr"].strip(), (uid, panel["title"])
+                assert target["refId"], (uid, panel["title"])
+                assert target["legendFormat"], (uid, panel["title"], target["expr"])
+                assert target["datasource"] == DATASOURCE, (uid, panel["title"])
+
+
+def test_template_variables(dashboards):
+    for uid, dash in dashboards.items():
+        variables = {v["name"]: v for v in dash["templating"]["list"]}
+        ds = variables["datasource"]
+        assert ds["type"] == "datasource" and ds["query"] == "prometheus"
+        inst = variables["instance"]
+        assert inst["type"] == "query"
+        assert inst["query"] == "label_values(middleware_exporter_build_info, instance)"
+        assert inst["multi"] is True and inst["includeAll"] is True
+        assert inst["datasource"] == DATASOURCE
+        extra = {"middleware-ibmmq": {"qmgr"}, "middleware-oracle": {"database"}}.get(uid, set())
+        assert set(variables) == {"datasource", "instance"} | extra, uid
+        for name in extra:
+            assert variables[name]["datasource"] == DATASOURCE
+            assert "$instance" in variables[name]["query"]
+    for uid, panel, target in _targets({k: dashboards[k] for k in ("middleware-ibmmq",)}):
+        if "ibmmq_" in target["expr"] and not REFERENCE_RE.match(target["expr"]):
+            assert "$qmgr" in target["expr"], (panel["title"], target["expr"])
+    for uid, panel, target in _targets({k: dashboards[k] for k in ("middleware-oracle",)}):
+        if not REFERENCE_RE.match(target["expr"]):
+            assert "$database" in target["expr"], (panel["title"], target["expr"])
+
+
+def test_firing_alerts_annotation(dashboards):
+    for uid, dash in dashboards.items():
+        annotations = dash["annotations"]["list"]
+        alerts = [a for a in annotations if "ALERTS" in a.get("expr", "")]
+        assert len(alerts) == 1, uid
+        assert alerts[0]["datasource"] == DATASOURCE
+        assert alerts[0]["enable"] is True
+        assert 'alertstate="firing"' in alerts[0]["expr"] and 'instance=~"$instance"' in alerts[0]["expr"]
+
+
+# --- lint ---------------------------------------------------------------------------------------------------------
+
+def test_every_panel_has_title_unit_description(dashboards):
+    for uid, panel in _panels(dashboards):
+        assert panel.get("title"), uid
+        assert panel["fieldConfig"]["defaults"].get("unit"), (uid, panel["title"])
+        # The description cites the guide document and one of its rows (or says which it serves).
+        assert "guide-thresholds.md" in panel.get("description", ""), (uid, panel["title"])
+
+
+def _datasource_refs(node, path=""):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "datasource" and isinstance(value, dict):
+                yield path, value
+            yield from _datasource_refs(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for n, item in enumerate(node):
+            yield from _datasource_refs(item, f"{path}[{n}]")
+
+
+def test_no_hard_coded_datasource(dashboards):
+    for uid, dash in dashboards.items():
+        refs = list(_datasource_refs(dash))
+        assert refs, uid
+        for path, ref in refs:
+            assert ref == DATASOURCE, (uid, path, ref)
+        text = json.dumps(dash)
+        assert '"uid": "${datasource}"' in text or '"uid":"${datasource}"' in text
+
+
+RANGE_FUNCTION_RE = re.compile(r"\b(rate|irate|increase)\s*\(")
+
+
+def _windows_of_range_functions(expr: str) -> list[str]:
+    """The range of every rate(/irate(/increase( call (the [...] inside its parentheses)."""
+    windows = []
+    for match in RANGE_FUNCTION_RE.finditer(expr):
+        depth, i = 1, match.end()
+        while i < len(expr) and depth:
+            depth += {"(": 1, ")": -1}.get(expr[i], 0)
+            i += 1
+        windows += re.findall(r"\[([^\]]*)\]", expr[match.end():i])
+    return windows
+
+
+def test_range_functions_use_rate_interval(dashboards):
+    assert _windows_of_range_functions('rate(a{b="c"}[5m]) + increase(x[$__rate_interval])') == \
+        ["5m", "$__rate_interval"]
+    seen = 0
+    for uid, panel, target in _targets(dashboards):
+        expr = target["expr"]
+        if RANGE_FUNCTION_RE.search(expr):
+            seen += 1
+            windows = _windows_of_range_functions(expr)
+            assert windows and all(w == "$__rate_interval" for w in windows), (uid, panel["title"], expr)
+    assert seen > 20
+
+
+def test_every_query_filters_on_instance(dashboards):
+    for uid, panel, target in _targets(dashboards):
+        expr = target["expr"]
+        if REFERENCE_RE.match(expr.strip()):
+            assert target["legendFormat"].startswith("guide:"), (uid, panel["title"], expr)
+            continue
+        assert '"$instance"' in expr, (uid, panel["title"], expr)
+        # Every selector of a metric carries the filter (a bare metric name would mix instances).
+        for metric in re.findall(r"\b((?:middleware|ibmmq)_[a-z0-9_]+|scrape_duration_seconds)\b(?!\{)", expr):
+            pytest.fail(f"{uid} / {panel['title']}: {metric} without a label filter in {expr}")
+
+
+def test_guide_figures_are_reference_lines(dashboards):
+    for uid, figures in REQUIRED_REFERENCES.items():
+        values = set()
+        for _uid, panel, target in _targets({uid: dashboards[uid]}):
+            match = REFERENCE_RE.match(target["expr"].strip())
+            if match:
+                values.add(float(match.group(1)))
+        for figure in figures:
+            assert float(figure) in values, f"{uid}: guide figure {figure} is not a reference line"
+
+
+def test_reference_lines_are_labelled_with_the_guide(dashboards):
+    throughput = next(p for p in dashboards["middleware-hpom"]["panels"] if p["title"] == "Messages received per second")
+    legends = {t["expr"]: t["legendFormat"] for t in throughput["targets"]}
+    assert legends["vector(272)"] == "guide: storm average 272 msg/s"
+    assert {"vector(226)", "vector(333)", "vector(410)"} <= set(legends)
+    assert "middleware_hpom_window_received_messages" in throughput["targets"][0]["expr"]
+    assert "/ middleware_hpom_window_seconds" in throughput["targets"][0]["expr"]
+
+
+def test_required_panels_present(dashboards):
+    def exprs(uid):
+        return "\n".join(t["expr"] for _u, _p, t in _targets({uid: dashboards[uid]}))
+
+    hpom = exprs("middleware-hpom")
+    for needle in ("middleware_hpom_queue_size_bytes", "deriv(", "middleware_hpom_active_messages",
+                   "middleware_hpom_acknowledged_active_messages", "middleware_hpom_cma_max_per_message",
+                   'group="hpom_java_gui"', "middleware_host_cpus", "middleware_hpom_server_process_up",
+                   "middleware_hpom_server_variable_follows_guide", "middleware_hpom_history_messages"):
+        assert needle in hpom, needle
+    oracle = exprs("middleware-oracle")
+    for needle in ("middleware_oracle_redo_log_switches_total", "middleware_oracle_redo_group_size_bytes",
+                   "middleware_oracle_log_file_switch_waits_total", "middleware_oracle_parameter_value",
+                   "middleware_oracle_follows_guide", "middleware_oracle_resource_limit",
+                   "middleware_oracle_nfs_mount_follows_guide"):
+        assert needle in oracle, needle
+    mq = exprs("middleware-ibmmq")
+    for needle in ("ibmmq_queue_depth{", "ibmmq_queue_depth_ratio", "topk(", "ibmmq_qmgr_status",
+                   "ibmmq_channel_status", 'group="ibmmq"', 'group="mqsi_engine"', 'mode="idle"', 'mode="iowait"'):
+        assert needle in mq, needle
+    host = exprs("middleware-host")
+    for needle in ("middleware_host_procs_running", "middleware_host_procs_blocked",
+                   "middleware_host_context_switches_total", "middleware_host_interrupts_total", '"steal"',
+                   "middleware_host_swap_in_bytes_total", "middleware_host_page_scans_total",
+                   "middleware_host_disk_reads_completed_total", "middleware_host_disk_io_time_seconds_total",
+                   "middleware_host_disk_io_time_weighted_seconds_total"):
+        assert needle in host, needle
+    vhi = exprs("middleware-vhi")
+    for needle in ("middleware_vhi_sessions_per_cpu", 'level="minimum"', 'level="recommended"',
+                   "middleware_host_memory_total_bytes"):
+        assert needle in vhi, needle
+    exp = exprs("middleware-exporter")
+    for needle in ("middleware_scrape_collector_success", "middleware_scrape_collector_duration_seconds",
+                   "middleware_scrape_collector_timeout_seconds", "scrape_duration_seconds{"):
+        assert needle in exp, needle
+
+
+def test_all_queries_lists_every_target(dashboards):
+    queries = build.all_queries()
+    assert queries == [(uid, panel["title"], target["expr"]) for uid, panel, target in _targets(dashboards)]
+    assert {uid for uid, _title, _expr in queries} == set(UIDS)
+    assert all(isinstance(x, str) for row in queries for x in row)
