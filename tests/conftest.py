@@ -30,13 +30,14 @@ def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 5
         return exc.code, dict(exc.headers), exc.read()
 
 
-def require_binary(*names: str) -> str:
+def require_binary(*names: str, package: str | None = None) -> str:
     """The path of the first binary found; in CI a missing one fails the test instead of skipping it."""
     for name in names:
         path = shutil.which(name)
         if path:
             return path
-    message = f"{names[0]} not installed (apt-get install {'prometheus' if 'promtool' in names else names[0]})"
+    package = package or ("prometheus" if "promtool" in names else names[0])
+    message = f"{names[0]} not installed (apt-get install {package})"
     if os.environ.get("CI"):
         pytest.fail(message + "; CI must install it (see scripts/test)")
     pytest.skip(message)

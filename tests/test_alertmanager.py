@@ -11,9 +11,6 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
-import os
-import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -26,6 +23,8 @@ from typing import Any, Callable
 
 import pytest
 import yaml
+
+from .conftest import free_port, require_binary
 
 pytestmark = pytest.mark.integration
 
@@ -40,31 +39,14 @@ QUIET = 4.0  # how long an inhibited alert must stay undelivered (group_wait and
 # Helpers (importable)
 # ---------------------------------------------------------------------------------------------------------
 
-def _require(*names: str, package: str = "prometheus-alertmanager") -> str:
-    for name in names:
-        path = shutil.which(name)
-        if path:
-            return path
-    message = f"{names[0]} not installed (apt-get install {package})"
-    if os.environ.get("CI"):
-        pytest.fail(message + "; CI must install it (see scripts/test)")
-    pytest.skip(message)
-
-
 def find_amtool() -> str:
     """amtool's path; skips the test if it is missing (fails it when CI is set)."""
-    return _require("amtool")
+    return require_binary("amtool", package="prometheus-alertmanager")
 
 
 def find_alertmanager() -> str:
     """The Alertmanager binary (Debian's name first); skips if missing (fails when CI is set)."""
-    return _require("prometheus-alertmanager", "alertmanager")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return require_binary("prometheus-alertmanager", "alertmanager", package="prometheus-alertmanager")
 
 
 def load_config(path: Path = CONFIG_PATH) -> dict[str, Any]:
