@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,27 @@ def wait_for_comm(proc: subprocess.Popen, name: str) -> None:
             pass
         time.sleep(0.02)
     raise AssertionError(f"pid {proc.pid} never showed comm {name}")
+
+
+def collect(collector) -> tuple[dict, Any]:
+    """Run a collector once, as the scheduler does; samples keyed by (name, sorted label items)."""
+    from exporter.metrics import MetricBatch
+
+    batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series)
+    collector.collect(batch)
+    samples = {}
+    for family in batch.families():
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples, batch
+
+
+def install_fake_oracledb(monkeypatch, fixture: Path, log: Path) -> None:
+    """Route `import oracledb` to the DB-API stand-in (tests/fakes/oracledb) answering from ``fixture``."""
+    import importlib
+
+    monkeypatch.setenv("FAKE_ORACLEDB_FIXTURE", str(fixture))
+    monkeypatch.setenv("FAKE_ORACLEDB_LOG", str(log))
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "fakes"))
+    monkeypatch.delitem(sys.modules, "oracledb", raising=False)
+    assert importlib.import_module("oracledb").__version__ == "0.0-fake"

@@ -20,9 +20,8 @@ import pytest
 from exporter.collector import Context
 from exporter.collectors.domino import MAX_STATISTICS, DominoCollector, DominoSettings
 from exporter.domino_text import MAX_NAME_LENGTH, parse_number, parse_show_stat
-from exporter.metrics import MetricBatch
 
-from .conftest import FIXTURES
+from .conftest import collect, FIXTURES
 
 DOMINO = FIXTURES / "domino"
 P = "middleware_domino"
@@ -226,14 +225,7 @@ def _collector(**settings: object) -> DominoCollector:
     return DominoCollector(DominoSettings.model_validate({"enabled": True, **settings}), Context())
 
 
-def _collect(collector: DominoCollector) -> tuple[dict, MetricBatch]:
-    batch = MetricBatch(collector.specs())
-    collector.collect(batch)
-    samples = {}
-    for family in batch.families():
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples, batch
+_collect = collect
 
 
 def _value(samples: dict, name: str, /, **labels: str) -> float:

@@ -4,7 +4,6 @@ small scripts standing in for opcsv/ovc/ovconfget, and database rows served thro
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import shutil
@@ -21,9 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.collector import Context
 from exporter.collectors.hpom import HpomCollector, HpomSettings
-from exporter.metrics import MetricBatch
 
-from .conftest import FIXTURES, REPO, require_binary, wait_for_comm
+from .conftest import collect, install_fake_oracledb, FIXTURES, REPO, require_binary, wait_for_comm
 
 SERVER = FIXTURES / "hpom_server"
 FAKES = REPO / "tests" / "fakes"
@@ -43,13 +41,8 @@ def fake_oracledb(monkeypatch, tmp_path):
     """Route `import oracledb` to the fake driver, answering from a copy of the fixture rows."""
     fixture = tmp_path / "db.yaml"
     shutil.copy(SERVER / "db.yaml", fixture)
-    monkeypatch.setenv("FAKE_ORACLEDB_FIXTURE", str(fixture))
-    monkeypatch.setenv("FAKE_ORACLEDB_LOG", str(tmp_path / "db.log"))
     monkeypatch.setenv("HPOM_DB_PASSWORD", "Sup3r-S3cret-pw")
-    monkeypatch.syspath_prepend(str(FAKES))
-    monkeypatch.delitem(sys.modules, "oracledb", raising=False)
-    module = importlib.import_module("oracledb")
-    assert module.__version__ == "0.0-fake"
+    install_fake_oracledb(monkeypatch, fixture, tmp_path / "db.log")
     yield fixture
     sys.modules.pop("oracledb", None)
 
@@ -83,14 +76,7 @@ def hpom_server(tmp_path):
     return settings
 
 
-def _collect(collector: HpomCollector) -> tuple[dict, MetricBatch]:
-    batch = MetricBatch(collector.specs())
-    collector.collect(batch)
-    samples = {}
-    for family in batch.families():
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples, batch
+_collect = collect
 
 
 def _value(samples: dict, name: str, /, **labels: str) -> float:

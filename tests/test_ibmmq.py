@@ -13,7 +13,8 @@ import pytest
 from exporter.collector import Context
 from exporter.collectors import ibmmq as ibmmq_collector
 from exporter.collectors.ibmmq import IbmmqCollector, IbmmqSettings
-from exporter.metrics import MetricBatch
+
+from .conftest import collect
 from exporter.mq import pcf
 from exporter.mq.model import Backend, BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus
 
@@ -59,14 +60,7 @@ class FakeBackend(Backend):
         return fixture_snapshot(self.qmgr)
 
 
-def _collect(collector) -> tuple[dict, MetricBatch]:
-    batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series)
-    collector.collect(batch)
-    samples = {}
-    for family in batch.families():
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples, batch
+_collect = collect
 
 
 def _v(samples, name, /, **labels):

@@ -4,7 +4,6 @@ and the real python-oracledb driver against a closed port.  No Oracle server can
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import shutil
@@ -18,9 +17,8 @@ import yaml
 
 from exporter.collector import Context
 from exporter.collectors.oracle import OracleCollector, OracleCollectorSettings, mount_of
-from exporter.metrics import MetricBatch
 
-from .conftest import FIXTURES, REPO, require_binary
+from .conftest import collect, install_fake_oracledb, FIXTURES, REPO, require_binary
 
 FIX = FIXTURES / "oracle"
 FAKES = REPO / "tests" / "fakes"
@@ -32,12 +30,8 @@ ERP = "erp.example:1521/erp"
 def fake_db(monkeypatch, tmp_path):
     fixture = tmp_path / "db.yaml"
     shutil.copy(FIX / "db.yaml", fixture)
-    monkeypatch.setenv("FAKE_ORACLEDB_FIXTURE", str(fixture))
-    monkeypatch.setenv("FAKE_ORACLEDB_LOG", str(tmp_path / "connects.log"))
     monkeypatch.setenv("ORA_MONITOR_PW", "Tiger-Tiger-42")
-    monkeypatch.syspath_prepend(str(FAKES))
-    monkeypatch.delitem(sys.modules, "oracledb", raising=False)
-    assert importlib.import_module("oracledb").__version__ == "0.0-fake"
+    install_fake_oracledb(monkeypatch, fixture, tmp_path / "connects.log")
     yield fixture
     sys.modules.pop("oracledb", None)
 
@@ -59,14 +53,7 @@ def _collector(settings: dict) -> OracleCollector:
     return OracleCollector(OracleCollectorSettings.model_validate(settings), Context(procfs=str(FIX / "proc")))
 
 
-def _collect(collector: OracleCollector) -> tuple[dict, MetricBatch]:
-    batch = MetricBatch(collector.specs())
-    collector.collect(batch)
-    samples = {}
-    for family in batch.families():
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples, batch
+_collect = collect
 
 
 def _v(samples: dict, name: str, /, **labels) -> float:
