@@ -12,9 +12,15 @@ blocks so that both see the same machine conditions.  Reports per target:
 * idle CPU: ms of CPU per second over a quiet window with no scrapes at all (background cost alone);
 * response size (gzip as sent, and decompressed), series (non-comment lines), RSS (VmRSS) after the run.
 
-No assertions: it prints a table and a ratios line (ours / node_exporter), optionally writes JSON.
+It prints a table and a ratios line (ours / node_exporter), optionally writes JSON.
+
+First, in this process and before the servers start, it times the shared process pass: one walk over /proc plus
+the process, VHI and HPOM (MSI) collectors reading it, as the exporter runs them, with the walks per interval and,
+as a reference measured in the same run, a bare read of every /proc/<pid>/stat.  It exits 1 when the pass misses
+its target (--pass-target-ms, 50 ms on a 2-CPU machine with 2,000 extra processes).
 
     python bench/scrape_bench.py --scrapes 200 [--warmup 10] [--node-exporter PATH] [--config FILE] [--json FILE]
+    python bench/scrape_bench.py --extra-processes 2000     # the process pass at a busy process table
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
@@ -259,6 +266,109 @@ def run(args: argparse.Namespace, targets: list[Target]) -> list[Result]:
     return [results[t.name] for t in targets]
 
 
+# ---- the shared process pass (in this process) --------------------------------------------------------------
+PASS_READERS = ("process", "vhi", "hpom")  # the collectors that read the process table
+PASS_CONFIG = """\
+collectors:
+  host: {enabled: false}
+  vhi: {enabled: true}
+  hpom: {enabled: true, msi_programs: [opcmsgm], queue_dir: /nonexistent, opcsv: null, ovc: null, ovconfget: null}
+"""
+
+
+@dataclass
+class ProcessPass:
+    processes: int
+    intervals: int
+    target_ms: float
+    pass_ms: float  # median: one walk, then the process, VHI and HPOM (MSI) collections on it
+    pass_p90_ms: float
+    walk_ms: float  # median: the walk alone
+    unshared_ms: float  # median: the same collections, each with a table of its own (one walk each)
+    reference_ms: float  # median: a bare read of every /proc/<pid>/stat, no parsing (same run, interleaved)
+    walks_per_pass: float  # in the timed passes
+    walks_per_interval: float  # with the collectors ticking together in the scheduler's threads
+
+    @property
+    def met(self) -> bool:
+        return self.pass_ms <= self.target_ms
+
+
+def bare_read_of_every_stat() -> None:
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.read(fd, 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def measure_process_pass(intervals: int, target_ms: float) -> ProcessPass:
+    sys.path.insert(0, str(REPO_ROOT))
+    from exporter.cli import build_collectors
+    from exporter.core.collector import Context
+    from exporter.core.metrics import MetricBatch
+    from exporter.core.procfs import walk_processes
+    from exporter.core.scheduler import Scheduler
+    from exporter.registry import load
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as handle:
+        handle.write(PASS_CONFIG)
+        handle.flush()
+        collectors = build_collectors(load(handle.name, environ={}))  # one Context, as `run` builds them
+    readers = [c for c in collectors if c.name in PASS_READERS]
+    unshared = [type(c)(c.settings, Context()) for c in readers]
+    table = readers[0].context.processes
+
+    def collect(group) -> Callable[[], None]:
+        def run() -> None:
+            for collector in group:
+                collector.collect(MetricBatch(collector.specs()))
+        return run
+
+    timed: dict[str, list[float]] = {"reference": [], "walk": [], "pass": [], "unshared": []}
+    steps = {"reference": bare_read_of_every_stat, "walk": lambda: walk_processes("/proc"),
+             "pass": collect(readers), "unshared": collect(unshared)}
+    collect(readers)()  # warm-up: imports, regex caches
+    walks = table.walks
+    for _ in range(intervals):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            timed[name].append((time.perf_counter() - start) * 1000)
+    walks_per_pass = (table.walks - walks) / intervals
+    scheduler = Scheduler(collectors)
+    walks = table.walks
+    for _ in range(3):
+        scheduler.run_once()  # every collector at once, each in its own thread, as at a shared tick
+    return ProcessPass(
+        processes=process_count(), intervals=intervals, target_ms=target_ms,
+        pass_ms=statistics.median(timed["pass"]), pass_p90_ms=percentile(timed["pass"], 90),
+        walk_ms=statistics.median(timed["walk"]), unshared_ms=statistics.median(timed["unshared"]),
+        reference_ms=statistics.median(timed["reference"]), walks_per_pass=walks_per_pass,
+        walks_per_interval=(table.walks - walks) / 3)
+
+
+def print_process_pass(pp: ProcessPass) -> None:
+    print(f"shared process pass: {pp.processes} processes; collectors {', '.join(PASS_READERS)} on one table; "
+          f"median of {pp.intervals} intervals")
+    print(f"  pass {pp.pass_ms:.1f} ms (p90 {pp.pass_p90_ms:.1f}; the walk {pp.walk_ms:.1f} ms, then the three "
+          f"collections on it); target <= {pp.target_ms:g} ms: {'met' if pp.met else 'MISSED'}")
+    print(f"  walks per interval: {pp.walks_per_interval:g} (collectors ticking together; {pp.walks_per_pass:g} in "
+          f"the timed passes); a table each instead: {len(PASS_READERS)} walks, {pp.unshared_ms:.1f} ms "
+          f"({ratio(pp.unshared_ms, pp.pass_ms)})")
+    print(f"  reference, same run: a bare read of every /proc/<pid>/stat {pp.reference_ms:.1f} ms; "
+          f"pass / reference {ratio(pp.pass_ms, pp.reference_ms)}")
+    print()
+
+
 # ---- output ---------------------------------------------------------------------------------------------
 COLUMNS = [  # (heading, attribute, format)
     ("p50 ms", "median_ms", "{:.2f}"),
@@ -284,13 +394,14 @@ def print_table(results: list[Result], args: argparse.Namespace, extra: dict) ->
     ours, node = results
     label_width = max(len(r.name) for r in results + [Result("ratio ours/node", 0)])
     widths = [max(len(h), 10) for h, _, _ in COLUMNS]
-    header = " ".join([f"{'target':<{label_width}}"] + [f"{h:>{w}}" for (h, _, _), w in zip(COLUMNS, widths)])
+    columns = list(zip(COLUMNS, widths, strict=True))
+    header = " ".join([f"{'target':<{label_width}}"] + [f"{h:>{w}}" for (h, _, _), w in columns])
     print(header)
     print("-" * len(header))
     for r in results:
-        cells = [f"{fmt.format(getattr(r, attr)):>{w}}" for (_, attr, fmt), w in zip(COLUMNS, widths)]
+        cells = [f"{fmt.format(getattr(r, attr)):>{w}}" for (_, attr, fmt), w in columns]
         print(" ".join([f"{r.name:<{label_width}}"] + cells))
-    cells = [f"{ratio(getattr(ours, attr), getattr(node, attr)):>{w}}" for (_, attr, _), w in zip(COLUMNS, widths)]
+    cells = [f"{ratio(getattr(ours, attr), getattr(node, attr)):>{w}}" for (_, attr, _), w in columns]
     print(" ".join([f"{'ratio ours/node':<{label_width}}"] + cells))
     print()
     print(f"scrapes per target: {args.scrapes} (warm-up {args.warmup}, blocks of {args.block}, alternating); "
@@ -320,10 +431,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--extra-processes", type=int, default=0, metavar="N",
                         help="start N idle processes first, to measure a busy process table (the performance "
                              "anchors used 2,075 processes); they are stopped at the end")
+    parser.add_argument("--pass-intervals", type=int, default=15, metavar="N",
+                        help="intervals timed for the shared process pass (default 15)")
+    parser.add_argument("--pass-target-ms", type=float, default=50.0, metavar="MS",
+                        help="exit 1 when the median shared process pass takes longer (default 50)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     args = parser.parse_args(argv)
-    if args.scrapes < 1 or args.warmup < 0 or args.block < 1 or args.idle_seconds <= 0:
-        parser.error("--scrapes and --block must be >= 1, --warmup >= 0, --idle-seconds > 0")
+    if args.scrapes < 1 or args.warmup < 0 or args.block < 1 or args.idle_seconds <= 0 or args.pass_intervals < 1:
+        parser.error("--scrapes, --block and --pass-intervals must be >= 1, --warmup >= 0, --idle-seconds > 0")
     return args
 
 
@@ -357,6 +472,8 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.extra_processes):
             sleepers.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        process_pass = measure_process_pass(args.pass_intervals, args.pass_target_ms)
+        print_process_pass(process_pass)
         results = run(args, targets)
         extra = {"processes": process_count()}
         try:
@@ -377,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
                 "cpus": os.cpu_count(),
                 "processes": extra["processes"],
                 "targets": [asdict(r) for r in results],
+                "process_pass": asdict(process_pass),
                 "ratios_ours_over_node": {
                     attr: (getattr(results[0], attr) / getattr(results[1], attr)
                            if getattr(results[1], attr) else None)
@@ -386,6 +504,10 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.json, "w") as handle:
                 json.dump(payload, handle, indent=2)
             print(f"results written to {args.json}")
+        if not process_pass.met:
+            print(f"scrape_bench: the shared process pass took {process_pass.pass_ms:.1f} ms, over its target of "
+                  f"{process_pass.target_ms:g} ms", file=sys.stderr)
+            return 1
         return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

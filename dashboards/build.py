@@ -5,9 +5,8 @@
     python dashboards/build.py --check   # exit 1 if a file on disk differs from what would be written
 
 Every panel uses the ``${datasource}`` variable, filters on ``instance=~"$instance"`` and draws the figures of
-``../shared/guide-thresholds.md`` as reference-line queries (``vector(N)``), so that the numbers can be tested.
-Seeds cited in descriptions: 000 = HPOM 8.21/8.30 Performance Guide, 001 = Oracle on HP-UX/NFS report,
-002 = VHI tech note 10087, 003 = MQSI on Solaris throughput report, 004 = Domino CPU scalability article.
+the guide rows of ``docs/sources.md`` as reference-line queries (``vector(N)``), so that the numbers can be tested.
+Panel descriptions name the guide row and cite its document by title and section/table (docs/sources.md lists them).
 """
 
 from __future__ import annotations
@@ -33,9 +32,15 @@ with warnings.catch_warnings():
     from grafana_foundation_sdk.models import prometheus as prom_models
 
 HERE = Path(__file__).resolve().parent
-GUIDE = "guide-thresholds.md"
+GUIDE = "docs/sources.md"
+# The source documents, cited by title (docs/sources.md gives publisher, version and date).
+DOC_HPOM = "HP Operations Manager for UNIX 8.21/8.30 Performance Guide"
+DOC_ORACLE = "Oracle 10g on HP-UX and IBM System Storage N series"
+DOC_VHI = "Verastream Host Integrator Server Performance (Technical Note 10087)"
+DOC_MQSI = "MQSeries Integrator for Sun Solaris v1.1: Maximizing persistent message throughput"
+DOC_DOMINO = "Optimizing server performance: CPU scalability"
 DS = common.DataSourceRef(type_val="prometheus", uid="${datasource}")
-I = 'instance=~"$instance"'
+INST = 'instance=~"$instance"'
 RI = "$__rate_interval"
 REFERENCE_RE = re.compile(r"^vector\(-?[0-9.]+(e[0-9]+)?\)$")
 
@@ -140,7 +145,7 @@ def query_variable(name: str, label: str, query: str) -> db.QueryVariable:
 
 def alerts_annotation() -> db.AnnotationQuery:
     return (db.AnnotationQuery().name("Firing alerts").datasource(DS).enable(True).icon_color("red")
-            .expr(f'ALERTS{{alertstate="firing", {I}}}').step("60s")
+            .expr(f'ALERTS{{alertstate="firing", {INST}}}').step("60s")
             .title_format("{{alertname}}").text_format("{{instance}} {{severity}}"))
 
 
@@ -150,7 +155,8 @@ def dashboard(uid: str, title: str, description: str, panels: list, extra_variab
          .tags(["middleware-exporter"] + (tags or [])).timezone("browser").time("now-6h", "now").refresh("1m")
          .tooltip(dm.DashboardCursorSync.CROSSHAIR).editable()
          .with_variable(datasource_variable())
-         .with_variable(query_variable("instance", "Instance", "label_values(middleware_exporter_build_info, instance)"))
+         .with_variable(query_variable("instance", "Instance",
+                                       "label_values(middleware_exporter_build_info, instance)"))
          .annotation(alerts_annotation()))
     for v in extra_variables or []:
         d = d.with_variable(v)
@@ -172,120 +178,132 @@ def dashboard(uid: str, title: str, description: str, panels: list, extra_variab
 # --------------------------------------------------------------------------------------------------------------
 
 def hpom() -> dm.Dashboard:
-    q_bytes = f"middleware_hpom_queue_size_bytes{{{I}}}"
-    q_entries = f"middleware_hpom_queue_entries{{{I}}}"
+    q_bytes = f"middleware_hpom_queue_size_bytes{{{INST}}}"
+    q_entries = f"middleware_hpom_queue_entries{{{INST}}}"
     panels = [
         ts("Server queue file sizes (msgmgrq and others)", "bytes",
-           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): in a storm of 100,000 messages at 360 msg/s the "
+           f"{GUIDE} HPOM-QUEUE ({DOC_HPOM}, Test: Message Storm): in a storm of 100,000 messages at 360 msg/s the "
            "msgmgrq drained at 272 msg/s on average and took 412 s to empty. File size of every queue in the "
            "server's queue directory (HPOM also changes it when it reorganises the file).",
            [(q_bytes, "{{instance}} {{queue}}")]),
         ts("Server queue entries (site counting command)", "short",
-           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): entries per queue where queue_count_command is "
+           f"{GUIDE} HPOM-QUEUE ({DOC_HPOM}, Test: Message Storm): entries per queue where queue_count_command is "
            "configured, and msgmgrq predicted 412 s ahead (the storm's recovery time) at the 10-minute trend.",
            [(q_entries, "{{instance}} {{queue}}"),
-            (f'predict_linear(middleware_hpom_queue_entries{{queue="msgmgrq", {I}}}[10m], 412)',
+            (f'predict_linear(middleware_hpom_queue_entries{{queue="msgmgrq", {INST}}}[10m], 412)',
              "{{instance}} msgmgrq predicted in 412 s")]),
         ts("Queue growth (deriv over 10 m)", "Bps",
-           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): a queue that keeps growing means the server "
+           f"{GUIDE} HPOM-QUEUE ({DOC_HPOM}, Test: Message Storm): a queue that keeps growing means the server "
            "processes (310 msg/s, 410 with OPCMSGM_USE_GUI_THREAD) fall behind the agents (up to 500 msg/s). "
            "Positive = growing.",
            [(f"deriv({q_bytes}[10m])", "{{instance}} {{queue}} bytes/s")]),
         ts("Queue drain-time estimate", "s",
-           f"{GUIDE} HPOM-QUEUE (000, 'Test: Message Storm'): seconds until the queue is empty at its current "
+           f"{GUIDE} HPOM-QUEUE ({DOC_HPOM}, Test: Message Storm): seconds until the queue is empty at its current "
            "drain rate (size / -deriv, shown only while it shrinks), against the storm's 412 s recovery.",
            [(f"({q_entries} / -deriv({q_entries}[5m])) > 0", "{{instance}} {{queue}} (entries)"),
             (f"({q_bytes} / -deriv({q_bytes}[5m])) > 0", "{{instance}} {{queue}} (file size)"),
             ref(412, "guide: storm recovery 412 s")]),
         ts("Messages received per second", "mps",
-           f"{GUIDE} HPOM-THROUGHPUT (000, 'Management Server Performance', Tables 12-13, 28): reference rates "
+           f"{GUIDE} HPOM-THROUGHPUT ({DOC_HPOM}, Management Server Performance; Test: Suppressing Message "
+           "Duplicates, Tables 12-13; Test: "
+           f"Message Throughput on IP vs. non-IP Nodes, Table 28): reference rates "
            "226 msg/s (8.30), 272 msg/s (storm average), 333 msg/s (8.21 IA64), 410 msg/s (with "
            "OPCMSGM_USE_GUI_THREAD, Table 1). Received messages in the query window / window length.",
-           [(f"middleware_hpom_window_received_messages{{{I}}} / middleware_hpom_window_seconds{{{I}}}",
+           [(f"middleware_hpom_window_received_messages{{{INST}}} / middleware_hpom_window_seconds{{{INST}}}",
              "{{instance}} received msg/s"),
             ref(226, "guide: 8.30 reference 226 msg/s"),
             ref(272, "guide: storm average 272 msg/s"),
             ref(333, "guide: 8.21 IA64 333 msg/s"),
             ref(410, "guide: OPCMSGM_USE_GUI_THREAD 410 msg/s")], w=24),
         ts("Active messages", "short",
-           f"{GUIDE} HPOM-ACTIVE (000, Tables 16-17): Java GUI start-up slows significantly from 50,000 active "
+           f"{GUIDE} HPOM-ACTIVE ({DOC_HPOM}, Test: Varying the Number of Managed Nodes and Messages, Tables 16-17): "
+           "Java GUI start-up slows significantly from 50,000 active "
            "messages; keep them low with duplicate suppression and correlation.",
-           [(f"sum without (severity) (middleware_hpom_active_messages{{{I}}})", "{{instance}} active"),
-            (f"sum without (severity) (middleware_hpom_active_messages_without_key{{{I}}})",
+           [(f"sum without (severity) (middleware_hpom_active_messages{{{INST}}})", "{{instance}} active"),
+            (f"sum without (severity) (middleware_hpom_active_messages_without_key{{{INST}}})",
              "{{instance}} active without message key"),
             ref(50000, "guide: active messages 50,000")]),
         ts("Acknowledged messages (bulk) and acknowledged-not-moved", "short",
-           f"{GUIDE} HPOM-ACK (000, 'Test: Message Acknowledgment', Tables 21-22): acknowledge no more than "
+           f"{GUIDE} HPOM-ACK ({DOC_HPOM}, Test: Message Acknowledgment, Tables 21-22): acknowledge no more than "
            "5,000 messages at a time (10,000 acks with 5 GUIs drove disk utilisation to 97 %).",
-           [(f"middleware_hpom_window_acknowledged_messages{{{I}}}", "{{instance}} acknowledged in window"),
-            (f"sum without (severity) (middleware_hpom_acknowledged_active_messages{{{I}}})",
+           [(f"middleware_hpom_window_acknowledged_messages{{{INST}}}", "{{instance}} acknowledged in window"),
+            (f"sum without (severity) (middleware_hpom_acknowledged_active_messages{{{INST}}})",
              "{{instance}} acknowledged, not yet moved to history"),
             ref(5000, "guide: acknowledge bulk 5,000")]),
         ts("Custom message attributes per message", "short",
-           f"{GUIDE} HPOM-CMA (000, Tables 18-20): keep CMAs at or below 10 per message (212.8 / 192.3 / "
+           f"{GUIDE} HPOM-CMA ({DOC_HPOM}, Test: Varying the Number of CMAs, Tables 18-20): keep CMAs at or below 10 "
+           "per message (212.8 / 192.3 / "
            "112.4 msg/s at 1 / 10 / 50 CMAs).",
-           [(f"middleware_hpom_cma_max_per_message{{{I}}}", "{{instance}} max CMAs on one message"),
-            (f"middleware_hpom_messages_over_cma_limit{{{I}}}", "{{instance}} messages over the limit"),
+           [(f"middleware_hpom_cma_max_per_message{{{INST}}}", "{{instance}} max CMAs on one message"),
+            (f"middleware_hpom_messages_over_cma_limit{{{INST}}}", "{{instance}} messages over the limit"),
             ref(10, "guide: CMAs per message 10")]),
         ts("Java GUI sessions (opcuiwww) and CPU count", "short",
-           f"{GUIDE} HPOM-GUI (000, 'Test: Varying the Number of Active Java GUIs'): one opcuiwww per Java GUI "
+           f"{GUIDE} HPOM-GUI ({DOC_HPOM}, Test: Varying the Number of Active Java GUIs): one opcuiwww per Java GUI "
            "login; throughput falls faster once there are more busy GUIs than free CPUs.",
-           [(f'sum by (instance) (middleware_process_group_processes{{group="hpom_java_gui", {I}}})',
+           [(f'sum by (instance) (middleware_process_group_processes{{group="hpom_java_gui", {INST}}})',
              "{{instance}} opcuiwww sessions"),
-            (f"middleware_hpom_gui_display_queues{{{I}}}", "{{instance}} display queues (dispq)"),
-            (f"middleware_host_cpus{{{I}}}", "{{instance}} CPUs")]),
+            (f"middleware_hpom_gui_display_queues{{{INST}}}", "{{instance}} display queues (dispq)"),
+            (f"middleware_host_cpus{{{INST}}}", "{{instance}} CPUs")]),
         ts("opcuiwww CPU against the host's CPUs", "short",
-           f"{GUIDE} HPOM-GUI (000, 'Test: Varying the Number of Active Java GUIs'): CPU seconds per second "
+           f"{GUIDE} HPOM-GUI ({DOC_HPOM}, Test: Varying the Number of Active Java GUIs): CPU seconds per second "
            "(1 = one CPU busy) of all opcuiwww processes, the CPU count and the idle CPUs.",
-           [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total{{group="hpom_java_gui", {I}}}[{RI}]))',
+           [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total'
+             f'{{group="hpom_java_gui", {INST}}}[{RI}]))',
              "{{instance}} opcuiwww CPUs busy"),
-            (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="idle", {I}}}[{RI}]))',
+            (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="idle", {INST}}}[{RI}]))',
              "{{instance}} idle CPUs"),
-            (f"middleware_host_cpus{{{I}}}", "{{instance}} CPUs")]),
+            (f"middleware_host_cpus{{{INST}}}", "{{instance}} CPUs")]),
         tbl("Server process status (opcsv / ovc)", "none",
-            f"{GUIDE} HPOM-QUEUE and HPOM-THROUGHPUT (000): the server processes (opcmsgm, opcmsgr, ...) must run "
+            f"{GUIDE} HPOM-QUEUE and HPOM-THROUGHPUT ({DOC_HPOM}): the server processes (opcmsgm, opcmsgr, ...) must "
+            "run "
             "for the queues to drain; 1 = running as reported by opcsv -status / ovc -status.",
-            [(f"middleware_hpom_server_process_up{{{I}}}", "{{source}} {{process}}")],
+            [(f"middleware_hpom_server_process_up{{{INST}}}", "{{source}} {{process}}")],
             mappings=[UP_MAPPING]),
         tbl("Server variables: follow the guide (Table 1)", "none",
             f"{GUIDE} HPOM-VAR-GUITHREAD (OPCMSGM_USE_GUI_THREAD TRUE: 310 -> 410 msg/s), HPOM-VAR-ACKLIMIT "
             "(OPC_DIRECT_ACKN_LIMIT 0), HPOM-VAR-COMMIT (OPC_UPDWN_COMMIT_COUNT 1000: 367 -> 518 msg/s), "
-            "HPOM-AUTOKEYS (000, Table 1). Value A = follows the guide (1/0), B = numeric value.",
-            [(f"middleware_hpom_server_variable_follows_guide{{{I}}}", "{{variable}}"),
-             (f"middleware_hpom_server_variable_value{{{I}}}", "{{variable}}")],
+            f"HPOM-AUTOKEYS ({DOC_HPOM}, Management Server Configuration Variables, Table 1). Value A = follows the "
+            "guide (1/0), B = numeric value.",
+            [(f"middleware_hpom_server_variable_follows_guide{{{INST}}}", "{{variable}}"),
+             (f"middleware_hpom_server_variable_value{{{INST}}}", "{{variable}}")],
             mappings=[FOLLOWS_MAPPING], merge=True),
         ts("History messages", "short",
-           f"{GUIDE} HPOM-HISTDL (000, Tables 26-27): messages in the history table; a download removes them "
+           f"{GUIDE} HPOM-HISTDL ({DOC_HPOM}, Test: Downloading 100,000 History Messages, Tables 26-27): messages in "
+           "the history table; a download removes them "
            "at 400-500 msg/s with 5 x 100 MB redo groups and commit count 1000 (37.5 msg/s with 3 x 20 MB).",
-           [(f"middleware_hpom_history_messages{{{I}}}", "{{instance}} history messages")]),
+           [(f"middleware_hpom_history_messages{{{INST}}}", "{{instance}} history messages")]),
         ts("History download rate", "mps",
-           f"{GUIDE} HPOM-HISTDL (000, Tables 26-27): -deriv of the history table during a download; guide "
+           f"{GUIDE} HPOM-HISTDL ({DOC_HPOM}, Test: Downloading 100,000 History Messages, Tables 26-27): -deriv of "
+           "the history table during a download; guide "
            "400-500 msg/s with 5 x 100 MB redo groups, 37.5 msg/s with 3 x 20 MB groups.",
-           [(f"-deriv(middleware_hpom_history_messages{{{I}}}[15m]) > 0", "{{instance}} download msg/s"),
+           [(f"-deriv(middleware_hpom_history_messages{{{INST}}}[15m]) > 0", "{{instance}} download msg/s"),
             ref(37.5, "guide: 3 x 20 MB redo groups 37.5 msg/s"),
             ref(400, "guide: tuned history download 400 msg/s"),
             ref(500, "guide: tuned history download 500 msg/s")]),
         ts("MoM acknowledgement sync estimate", "s",
-           f"{GUIDE} HPOM-MOM (000, Tables 14-15): MoM acknowledgement sync takes about 10-12 s per 1,000 "
+           f"{GUIDE} HPOM-MOM ({DOC_HPOM}, Test: MoM Message Forwarding, Tables 14-15): MoM acknowledgement sync "
+           "takes about 10-12 s per 1,000 "
            "acknowledged messages (forwarding halves source throughput, 227 -> 120 msg/s). Not measured "
            "directly: this is the ETA for the messages acknowledged in the current window.",
-           [(f"middleware_hpom_window_acknowledged_messages{{{I}}} * 10 / 1000", "{{instance}} ETA at 10 s per 1,000"),
-            (f"middleware_hpom_window_acknowledged_messages{{{I}}} * 12 / 1000", "{{instance}} ETA at 12 s per 1,000")]),
+           [(f"middleware_hpom_window_acknowledged_messages{{{INST}}} * 10 / 1000",
+             "{{instance}} ETA at 10 s per 1,000"),
+            (f"middleware_hpom_window_acknowledged_messages{{{INST}}} * 12 / 1000",
+             "{{instance}} ETA at 12 s per 1,000")]),
         ts("MSI programs running", "short",
-           f"{GUIDE} HPOM-MSI (000, 'Test: Sending Messages to MSI Programs'): more than five simultaneous MSI "
+           f"{GUIDE} HPOM-MSI ({DOC_HPOM}, Test: Sending Messages to MSI Programs): more than five simultaneous MSI "
            "programs decrease message throughput.",
-           [(f"middleware_hpom_msi_programs_running{{{I}}}", "{{instance}} MSI programs"),
+           [(f"middleware_hpom_msi_programs_running{{{INST}}}", "{{instance}} MSI programs"),
             ref(5, "guide: MSI programs 5")]),
         tbl("HPOM sources", "none",
-            f"{GUIDE} HPOM-* (000): which parts of the hpom collector are present and were read successfully "
+            f"{GUIDE} HPOM-* ({DOC_HPOM}): which parts of the hpom collector are present and were read successfully "
             "(A = present, B = success).",
-            [(f"middleware_hpom_source_present{{{I}}}", "{{source}}"),
-             (f"middleware_hpom_source_success{{{I}}}", "{{source}}")],
+            [(f"middleware_hpom_source_present{{{INST}}}", "{{source}}"),
+             (f"middleware_hpom_source_success{{{INST}}}", "{{source}}")],
             mappings=[UP_MAPPING], merge=True, w=24, h=6),
     ]
     return dashboard("middleware-hpom", "Middleware: HPOM management server",
                      "HPOM 8.x management server: queues, throughput, active/acknowledged messages, GUIs, "
-                     "server processes and variables (guide-thresholds.md HPOM-*, seed 000).", panels,
+                     f"server processes and variables (guide rows HPOM-* of docs/sources.md; {DOC_HPOM}).", panels,
                      tags=["hpom"])
 
 
@@ -294,10 +312,11 @@ def hpom() -> dm.Dashboard:
 # --------------------------------------------------------------------------------------------------------------
 
 def oracle() -> dm.Dashboard:
-    F = f'{I}, database=~"$database"'
+    F = f'{INST}, database=~"$database"'
     panels = [
         ts("Redo log switches per hour", "short",
-           f"{GUIDE} ORA-REDO (000 'Test: Message Storm' Interpretation; History download conclusions): redo "
+           f"{GUIDE} ORA-REDO ({DOC_HPOM}, Test: Message Storm, Interpretation; Test: Downloading 100,000 History "
+           "Messages, Conclusions): redo "
            "switches cause throughput dips; 5 x 100 MB groups recommended. Rate of the log sequence x 3600, "
            "and v$log_history's count for the last hour.",
            [(f"3600 * rate(middleware_oracle_redo_log_switches_total{{{F}}}[{RI}])",
@@ -305,42 +324,50 @@ def oracle() -> dm.Dashboard:
             (f"middleware_oracle_redo_log_switches_last_hour{{{F}}}",
              "{{instance}} {{database}} thread {{thread}} (v$log_history, last hour)")], w=24),
         ts("Redo groups per thread", "short",
-           f"{GUIDE} HPOM-ORA and ORA-REDO (000 Table 6): 5 redo groups per thread (default 3).",
+           f"{GUIDE} HPOM-ORA and ORA-REDO ({DOC_HPOM}, RDBMS Installation, Table 6): 5 redo groups per thread "
+           "(default 3).",
            [(f"count by (instance, database, thread) (middleware_oracle_redo_group_size_bytes{{{F}}})",
              "{{instance}} {{database}} thread {{thread}} groups"),
             ref(5, "guide: 5 redo groups per thread")], min_val=0),
         ts("Redo group size", "bytes",
-           f"{GUIDE} HPOM-ORA and ORA-REDO (000 Table 6, Tables 26-27): 100 MB per group (default 20 MB; "
+           f"{GUIDE} HPOM-ORA and ORA-REDO ({DOC_HPOM}, RDBMS Installation, Table 6; Test: Downloading 100,000 "
+           "History Messages, Tables 26-27): 100 MB per group (default 20 MB; "
            "3 x 20 MB gave a 37.5 msg/s history download).",
            [(f"middleware_oracle_redo_group_size_bytes{{{F}}}",
              "{{instance}} {{database}} thread {{thread}} group {{log_group}}"),
             ref(104857600, "guide: 100 MB per redo group")], min_val=0),
         ts("Redo groups by status", "short",
-           f"{GUIDE} ORA-REDO (000): many ACTIVE groups mean checkpoints lag behind the switches (log file "
+           f"{GUIDE} ORA-REDO ({DOC_HPOM}): many ACTIVE groups mean checkpoints lag behind the switches (log file "
            "switch (checkpoint incomplete) waits follow).",
            [(f"middleware_oracle_redo_groups{{{F}}}", "{{instance}} {{database}} {{status}}")], stack=True),
         ts("Log file switch waits per second", "ops",
-           f"{GUIDE} ORA-REDO (000, 001): waits on 'log file switch%' events; any sustained rate means redo "
+           f"{GUIDE} ORA-REDO ({DOC_HPOM}; {DOC_ORACLE}): waits on 'log file switch%' events; any sustained rate "
+           "means redo "
            "groups are too few or too small (guide: 5 x 100 MB).",
            [(f"rate(middleware_oracle_log_file_switch_waits_total{{{F}}}[{RI}])",
              "{{instance}} {{database}} {{event}}")]),
         ts("Log file switch wait time", "s",
-           f"{GUIDE} ORA-REDO (000, 001): seconds waited per second on 'log file switch%' events, and the "
+           f"{GUIDE} ORA-REDO ({DOC_HPOM}; {DOC_ORACLE}): seconds waited per second on 'log file switch%' events, and "
+           "the "
            "sessions waiting now.",
            [(f"rate(middleware_oracle_log_file_switch_wait_seconds_total{{{F}}}[{RI}])",
              "{{instance}} {{database}} {{event}} s/s"),
             (f"middleware_oracle_sessions_waiting_log_file_switch{{{F}}}",
              "{{instance}} {{database}} {{event}} sessions waiting")]),
         ts("Sessions and processes against limits", "short",
-           f"{GUIDE} HPOM-ORA (000 Table 6): processes 200-500 for the HPOM database; current, highest since "
+           f"{GUIDE} HPOM-ORA ({DOC_HPOM}, RDBMS Installation, Table 6): processes 200-500 for the HPOM database; "
+           "current, highest since "
            "start and limit from v$resource_limit.",
-           [(f"middleware_oracle_resource_current_utilization{{{F}}}", "{{instance}} {{database}} {{resource}} current"),
-            (f"middleware_oracle_resource_max_utilization{{{F}}}", "{{instance}} {{database}} {{resource}} max since start"),
+           [(f"middleware_oracle_resource_current_utilization{{{F}}}",
+             "{{instance}} {{database}} {{resource}} current"),
+            (f"middleware_oracle_resource_max_utilization{{{F}}}",
+             "{{instance}} {{database}} {{resource}} max since start"),
             (f"middleware_oracle_resource_limit{{{F}}}", "{{instance}} {{database}} {{resource}} limit"),
             ref(200, "guide: HPOM processes at least 200"),
             ref(500, "guide: HPOM processes up to 500")], w=24),
         tbl("Guide checks (middleware_oracle_follows_guide)", "none",
-            f"{GUIDE} HPOM-ORA (000 Table 6: sga_target >= 350 MB, log_buffer 1.5-2 MB, 5 x 100 MB redo, "
+            f"{GUIDE} HPOM-ORA ({DOC_HPOM}, RDBMS Installation, Table 6: sga_target >= 350 MB, log_buffer 1.5-2 MB, 5 "
+            "x 100 MB redo, "
             "processes 200-500, db_file_multiblock_read_count 32), ORA-DBWR (db_writer_processes >= cores), "
             "ORA-SGA (50-70 % of memory), ORA-REDO. A = follows (1/0), B = observed, C = threshold.",
             [(f"middleware_oracle_follows_guide{{{F}}}", "{{database}} {{check}}"),
@@ -348,25 +375,27 @@ def oracle() -> dm.Dashboard:
              (f"middleware_oracle_guide_threshold{{{F}}}", "{{database}} {{check}}")],
             mappings=[FOLLOWS_MAPPING], merge=True, w=24),
         tbl("Initialisation parameters", "none",
-            f"{GUIDE} HPOM-ORA (000 Table 6), ORA-DBWR, ORA-SGA, ORA-NFS (001: filesystemio_options=directio): "
+            f"{GUIDE} HPOM-ORA ({DOC_HPOM}, RDBMS Installation, Table 6), ORA-DBWR, ORA-SGA, ORA-NFS ({DOC_ORACLE}, "
+            "Oracle tuning: filesystemio_options=directio): "
             "numeric parameter values (booleans 1/0); text parameters in the table beside.",
             [(f"middleware_oracle_parameter_value{{{F}}}", "{{database}} {{name}}")]),
         tbl("Text parameters", "none",
-            f"{GUIDE} ORA-NFS (001 'Oracle performance over NFS'): filesystemio_options, disk_asynch_io and "
+            f"{GUIDE} ORA-NFS ({DOC_ORACLE}, Oracle performance over NFS): filesystemio_options, disk_asynch_io and "
             "other text parameters, and whether they are the default.",
             [(f"middleware_oracle_parameter_info{{{F}}}", "{{database}} {{name}}")]),
         tbl("NFS mount option checks", "none",
-            f"{GUIDE} ORA-NFS (001 'HP-UX NFS configuration'): rw,bg,hard,nointr,forcedirectio,proto=tcp,"
+            f"{GUIDE} ORA-NFS ({DOC_ORACLE}, HP-UX NFS configuration): rw,bg,hard,nointr,forcedirectio,proto=tcp,"
             "vers=3,rsize=32768,wsize=32768,timeo=600; direct I/O alone gave +482 %, all tuning +640 % "
             "(1,423 -> 10,531 OETs/min). 1 = the mount has the option.",
             [(f"middleware_oracle_nfs_mount_follows_guide{{{F}}}", "{{database}} {{mountpoint}} {{option}}")],
             mappings=[FOLLOWS_MAPPING]),
         tbl("File systems holding database files", "none",
-            f"{GUIDE} ORA-NFS (001): file system type, source and mount options of the mounts holding data, "
+            f"{GUIDE} ORA-NFS ({DOC_ORACLE}): file system type, source and mount options of the mounts holding data, "
             "temp, redo and control files.",
             [(f"middleware_oracle_file_system_info{{{F}}}", "{{database}} {{mountpoint}}")]),
         tbl("Database reachability", "none",
-            f"{GUIDE} HPOM-ORA, ORA-* (000, 001): the checks above need a session; A = session available, "
+            f"{GUIDE} HPOM-ORA, ORA-* ({DOC_HPOM}; {DOC_ORACLE}): the checks above need a session; A = session "
+            "available, "
             "B = collection within the deadline.",
             [(f"middleware_oracle_up{{{F}}}", "{{database}}"),
              (f"middleware_oracle_collect_success{{{F}}}", "{{database}}")],
@@ -376,7 +405,7 @@ def oracle() -> dm.Dashboard:
                               'label_values(middleware_oracle_up{instance=~"$instance"}, database)')
     return dashboard("middleware-oracle", "Middleware: Oracle databases",
                      "Redo switches and layout, log-file-switch waits, parameters, limits, NFS and guide checks "
-                     "(guide-thresholds.md HPOM-ORA, ORA-*; seeds 000 and 001).", panels,
+                     f"(guide rows HPOM-ORA, ORA-* of docs/sources.md; {DOC_HPOM}; {DOC_ORACLE}).", panels,
                      extra_variables=[database], tags=["oracle"])
 
 
@@ -385,62 +414,66 @@ def oracle() -> dm.Dashboard:
 # --------------------------------------------------------------------------------------------------------------
 
 def ibmmq() -> dm.Dashboard:
-    F = f'{I}, qmgr=~"$qmgr"'
-    cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{I}}}[{RI}]))"
+    F = f'{INST}, qmgr=~"$qmgr"'
+    cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{INST}}}[{RI}]))"
     panels = [
         ts("Queue depth", "short",
-           f"{GUIDE} MQ-DEPTH (003 'Test Model'): the driver kept the input queue at a depth of 100 so the "
+           f"{GUIDE} MQ-DEPTH ({DOC_MQSI}, Test Model): the driver kept the input queue at a depth of 100 so the "
            "engines were never idle; growth beyond that means consumers fall behind.",
            [(f"ibmmq_queue_depth{{{F}}}", "{{instance}} {{qmgr}} {{queue}}"),
             ref(100, "guide: input queue depth 100")]),
         ts("Queue depth ratio (depth / max depth)", "percentunit",
-           f"{GUIDE} MQ-DEPTH (003): alert when depth exceeds a share of the maximum depth (default 80 %).",
+           f"{GUIDE} MQ-DEPTH ({DOC_MQSI}): alert when depth exceeds a share of the maximum depth (default 80 %).",
            [(f"ibmmq_queue_depth_ratio{{{F}}}", "{{instance}} {{qmgr}} {{queue}}"),
             ref(0.8, "guide: 80 % of max depth")], min_val=0, max_val=1),
         tbl("Top 10 queues by depth", "short",
-            f"{GUIDE} MQ-DEPTH (003): the ten deepest queues now (topk).",
+            f"{GUIDE} MQ-DEPTH ({DOC_MQSI}): the ten deepest queues now (topk).",
             [(f"topk(10, ibmmq_queue_depth{{{F}}})", "{{qmgr}} {{queue}}")]),
         ts("Queue depth growth (deriv over 10 m)", "mps",
-           f"{GUIDE} MQ-DEPTH (003): messages per second the depth grows (positive) or shrinks; steady growth "
+           f"{GUIDE} MQ-DEPTH ({DOC_MQSI}): messages per second the depth grows (positive) or shrinks; steady growth "
            "means consumers fall behind.",
            [(f"deriv(ibmmq_queue_depth{{{F}}}[10m])", "{{instance}} {{qmgr}} {{queue}}")]),
         tbl("Queue manager status", "none",
-            f"{GUIDE} MQ-CPU, MQ-DEPTH (003): MQQMSTA 2 = running; 0 = ended or unreachable.",
+            f"{GUIDE} MQ-CPU, MQ-DEPTH ({DOC_MQSI}): MQQMSTA 2 = running; 0 = ended or unreachable.",
             [(f"ibmmq_qmgr_status{{{F}}}", "{{qmgr}}")], mappings=[QMGR_MAPPING]),
         tbl("Channel status", "none",
-            f"{GUIDE} MQ-DEPTH (003): channels that are not running let transmission queues grow "
+            f"{GUIDE} MQ-DEPTH ({DOC_MQSI}): channels that are not running let transmission queues grow "
             "(squashed status: 0 stopped, 1 transitioning, 2 running).",
             [(f"ibmmq_channel_status_squash{{{F}}}", "{{qmgr}} {{channel}}")], mappings=[CHANNEL_MAPPING]),
         ts("CPU per queue manager", "percentunit",
-           f"{GUIDE} MQ-CPU (003 Test Cases 2-5, Figures 4-13): CPU, not disk, was the limit (1 qmgr: 86 msg/s, "
+           f"{GUIDE} MQ-CPU ({DOC_MQSI}, Test Cases 2-5, Figures 4-13): CPU, not disk, was the limit (1 qmgr: 86 "
+           "msg/s, "
            "70 % idle; 5 qmgrs: 215 msg/s, 12 % idle). CPU seconds per second of the ibmmq process group per "
            "qmgr (1 = 100 % = one CPU).",
            [(f'sum by (instance, qmgr) (rate(middleware_process_group_cpu_seconds_total{{group="ibmmq", {F}}}[{RI}]))',
              "{{instance}} {{qmgr}}")]),
         ts("Rules engines: CPU share of the host per engine", "percentunit",
-           f"{GUIDE} MQ-ENGINE (003 Test Cases 1-2): each rules engine consumed 10-15 % CPU; a second engine per "
+           f"{GUIDE} MQ-ENGINE ({DOC_MQSI}, Test Cases 1-2): each rules engine consumed 10-15 % CPU; a second engine "
+           "per "
            "queue only helped while CPU was free. Process group mqsi_engine, per process name, divided by the "
            "host's CPUs and the number of engine processes.",
-           [(f'sum by (instance, process) (rate(middleware_process_group_cpu_seconds_total{{group="mqsi_engine", {I}}}[{RI}]))'
-             f" / on (instance) group_left () max by (instance) (middleware_host_cpus{{{I}}})"
-             f' / on (instance, process) (sum by (instance, process) (middleware_process_group_processes{{group="mqsi_engine", {I}}}) > 0)',
+           [(f'sum by (instance, process) (rate(middleware_process_group_cpu_seconds_total'
+             f'{{group="mqsi_engine", {INST}}}[{RI}]))'
+             f" / on (instance) group_left () max by (instance) (middleware_host_cpus{{{INST}}})"
+             f' / on (instance, process) (sum by (instance, process) '
+             f'(middleware_process_group_processes{{group="mqsi_engine", {INST}}}) > 0)',
              "{{instance}} {{process}} per engine"),
             ref(0.1, "guide: rules engine 10 % CPU"),
             ref(0.15, "guide: rules engine 15 % CPU")]),
         ts("Host CPU idle and I/O wait", "percentunit",
-           f"{GUIDE} MQ-CPU and MQ-IO (003): CPU idle approached 0 as qmgrs and engines were added (2 engines x "
+           f"{GUIDE} MQ-CPU and MQ-IO ({DOC_MQSI}): CPU idle approached 0 as qmgrs and engines were added (2 engines x "
            "5 qmgrs: 1 % idle); saturation alert when idle stays under 10 % while depth grows. I/O wait falls "
            "with queues and logs on separate disks.",
-           [(f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="idle", {I}}}[{RI}])) / {cpu_all}',
+           [(f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="idle", {INST}}}[{RI}])) / {cpu_all}',
              "{{instance}} idle"),
-            (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="iowait", {I}}}[{RI}])) / {cpu_all}',
+            (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="iowait", {INST}}}[{RI}])) / {cpu_all}',
              "{{instance}} I/O wait"),
             ref(0.1, "guide: CPU idle 10 %")], min_val=0, max_val=1),
         # Messages got/put per queue manager would need queue statistics, which none of the back-ends reads yet
         # (the PCF statistics decoder exists; consuming SYSTEM.ADMIN.STATISTICS.QUEUE is not wired): no panel
         # until a back-end provides them, so that every panel shows data.
         tbl("Back-end status per queue manager", "none",
-            f"{GUIDE} MQ-* (003): the figures above need the queue manager's back-end (rest, pcf or runmqsc) "
+            f"{GUIDE} MQ-* ({DOC_MQSI}): the figures above need the queue manager's back-end (rest, pcf or runmqsc) "
             "to answer; A = success, B = duration in seconds.",
             [(f"middleware_ibmmq_backend_success{{{F}}}", "{{qmgr}} {{backend}}"),
              (f"middleware_ibmmq_backend_duration_seconds{{{F}}}", "{{qmgr}} {{backend}}")],
@@ -449,7 +482,7 @@ def ibmmq() -> dm.Dashboard:
     qmgr = query_variable("qmgr", "Queue manager", 'label_values(ibmmq_qmgr_status{instance=~"$instance"}, qmgr)')
     return dashboard("middleware-ibmmq", "Middleware: IBM MQ and MQSI",
                      "Queue depths, queue manager and channel status, CPU per queue manager and rules engine "
-                     "against host idle (guide-thresholds.md MQ-*; seed 003).", panels,
+                     f"against host idle (guide rows MQ-* of docs/sources.md; {DOC_MQSI}).", panels,
                      extra_variables=[qmgr], tags=["ibmmq"])
 
 
@@ -458,27 +491,31 @@ def ibmmq() -> dm.Dashboard:
 # --------------------------------------------------------------------------------------------------------------
 
 def host() -> dm.Dashboard:
-    cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{I}}}[{RI}]))"
+    cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{INST}}}[{RI}]))"
 
     def cpu_mode(modes: str) -> str:
-        return f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode=~"{modes}", {I}}}[{RI}])) / {cpu_all}'
+        return (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode=~"{modes}", {INST}}}[{RI}]))'
+                f' / {cpu_all}')
 
-    ios = (f"(rate(middleware_host_disk_reads_completed_total{{{I}}}[{RI}])"
-           f" + rate(middleware_host_disk_writes_completed_total{{{I}}}[{RI}]))")
+    ios = (f"(rate(middleware_host_disk_reads_completed_total{{{INST}}}[{RI}])"
+           f" + rate(middleware_host_disk_writes_completed_total{{{INST}}}[{RI}]))")
     panels = [
         ts("Run queue: vmstat r and b", "short",
-           f"{GUIDE} DOM-CPU and MQ-CPU (004 Tables 1-2, 003): runnable (r) and I/O-blocked (b) processes; "
+           f"{GUIDE} DOM-CPU and MQ-CPU ({DOC_DOMINO}, Tables 1-2; {DOC_MQSI}): runnable (r) and I/O-blocked (b) "
+           "processes; "
            "r persistently above the CPU count means CPU saturation.",
-           [(f"middleware_host_procs_running{{{I}}}", "{{instance}} r (runnable)"),
-            (f"middleware_host_procs_blocked{{{I}}}", "{{instance}} b (blocked)"),
-            (f"middleware_host_cpus{{{I}}}", "{{instance}} CPUs")]),
+           [(f"middleware_host_procs_running{{{INST}}}", "{{instance}} r (runnable)"),
+            (f"middleware_host_procs_blocked{{{INST}}}", "{{instance}} b (blocked)"),
+            (f"middleware_host_cpus{{{INST}}}", "{{instance}} CPUs")]),
         ts("Context switches and interrupts: vmstat cs and in", "ops",
-           f"{GUIDE} MQ-CPU (003 Figures 4-13): the report's vmstat picture; rate of context switches and "
+           f"{GUIDE} MQ-CPU ({DOC_MQSI}, Test Cases 2-5, Figures 4-13): the report's vmstat picture; rate of context "
+           "switches and "
            "interrupts.",
-           [(f"rate(middleware_host_context_switches_total{{{I}}}[{RI}])", "{{instance}} cs"),
-            (f"rate(middleware_host_interrupts_total{{{I}}}[{RI}])", "{{instance}} in")]),
+           [(f"rate(middleware_host_context_switches_total{{{INST}}}[{RI}])", "{{instance}} cs"),
+            (f"rate(middleware_host_interrupts_total{{{INST}}}[{RI}])", "{{instance}} in")]),
         ts("CPU: vmstat us / sy / id / wa / st", "percentunit",
-           f"{GUIDE} DOM-CPU (004 Tables 1-2), MQ-CPU (003): shares of all CPU time; us includes nice, sy "
+           f"{GUIDE} DOM-CPU ({DOC_DOMINO}, Tables 1-2), MQ-CPU ({DOC_MQSI}): shares of all CPU time; us includes "
+           "nice, sy "
            "includes irq and softirq.",
            [(cpu_mode("user|nice"), "{{instance}} us"),
             (cpu_mode("system|irq|softirq"), "{{instance}} sy"),
@@ -486,69 +523,76 @@ def host() -> dm.Dashboard:
             (cpu_mode("iowait"), "{{instance}} wa"),
             (cpu_mode("steal"), "{{instance}} st")], min_val=0, max_val=1, stack=True),
         ts("CPU busy (us + sy) against the Domino article", "percentunit",
-           f"{GUIDE} DOM-CPU (004 Tables 1-2): 1,800 users used 51 % / 25 % / 14 % CPU (user + sys) on 4 / 8 / "
+           f"{GUIDE} DOM-CPU ({DOC_DOMINO}, Tables 1-2): 1,800 users used 51 % / 25 % / 14 % CPU (user + sys) on 4 / "
+           "8 / "
            "12 CPUs; no gain beyond 8 CPUs.",
            [(cpu_mode("user|nice|system|irq|softirq"), "{{instance}} us + sy"),
             ref(0.51, "guide: Domino 1,800 users on 4 CPUs 51 %"),
             ref(0.25, "guide: Domino 1,800 users on 8 CPUs 25 %"),
             ref(0.14, "guide: Domino 1,800 users on 12 CPUs 14 %")], min_val=0, max_val=1),
         ts("Swapping: vmstat si / so", "binBps",
-           f"{GUIDE} HPOM-MEM, DOM-SCAN (000 Appendix B, 004): bytes swapped in and out per second (vmstat "
+           f"{GUIDE} HPOM-MEM, DOM-SCAN ({DOC_HPOM}, Appendix B; {DOC_DOMINO}): bytes swapped in and out per second "
+           "(vmstat "
            "shows KiB/s); any sustained swapping means memory is short.",
-           [(f"rate(middleware_host_swap_in_bytes_total{{{I}}}[{RI}])", "{{instance}} si"),
-            (f"rate(middleware_host_swap_out_bytes_total{{{I}}}[{RI}])", "{{instance}} so")]),
+           [(f"rate(middleware_host_swap_in_bytes_total{{{INST}}}[{RI}])", "{{instance}} si"),
+            (f"rate(middleware_host_swap_out_bytes_total{{{INST}}}[{RI}])", "{{instance}} so")]),
         ts("Page-scan rate: vmstat sr", "short",
-           f"{GUIDE} DOM-SCAN (004 Tables 1-2): page-scan rate 75 pages/s on RAID0 against 100 pages/s on "
+           f"{GUIDE} DOM-SCAN ({DOC_DOMINO}, Tables 1-2): page-scan rate 75 pages/s on RAID0 against 100 pages/s on "
            "RAID5 at 1,800 users. Pages scanned by reclaim per second.",
-           [(f"rate(middleware_host_page_scans_total{{{I}}}[{RI}])", "{{instance}} pages/s"),
+           [(f"rate(middleware_host_page_scans_total{{{INST}}}[{RI}])", "{{instance}} pages/s"),
             ref(75, "guide: Domino RAID0 75 pages/s"),
             ref(100, "guide: Domino RAID5 100 pages/s")], axis_label="pages/s"),
         ts("Memory", "bytes",
-           f"{GUIDE} HPOM-MEM (000 Appendix B Table 31), VHI-MEM (002): total, available and used memory, "
+           f"{GUIDE} HPOM-MEM ({DOC_HPOM}, Appendix B, Table 31), VHI-MEM ({DOC_VHI}): total, available and used "
+           "memory, "
            "swap in use.",
-           [(f"middleware_host_memory_total_bytes{{{I}}}", "{{instance}} total"),
-            (f"middleware_host_memory_available_bytes{{{I}}}", "{{instance}} available"),
-            (f"middleware_host_memory_used_bytes{{{I}}}", "{{instance}} used"),
-            (f"middleware_host_swap_used_bytes{{{I}}}", "{{instance}} swap used")]),
+           [(f"middleware_host_memory_total_bytes{{{INST}}}", "{{instance}} total"),
+            (f"middleware_host_memory_available_bytes{{{INST}}}", "{{instance}} available"),
+            (f"middleware_host_memory_used_bytes{{{INST}}}", "{{instance}} used"),
+            (f"middleware_host_swap_used_bytes{{{INST}}}", "{{instance}} swap used")]),
         ts("Disk I/O per second: iostat r/s and w/s", "iops",
-           f"{GUIDE} DOM-DISK, MQ-IO (004 Tables 1-2, 003 Test Case 4): reads and writes completed per second "
+           f"{GUIDE} DOM-DISK, MQ-IO ({DOC_DOMINO}, Tables 1-2; {DOC_MQSI}, Test Case 4): reads and writes completed "
+           "per second "
            "per device.",
-           [(f"rate(middleware_host_disk_reads_completed_total{{{I}}}[{RI}])", "{{instance}} {{device}} r/s"),
-            (f"rate(middleware_host_disk_writes_completed_total{{{I}}}[{RI}])", "{{instance}} {{device}} w/s")]),
+           [(f"rate(middleware_host_disk_reads_completed_total{{{INST}}}[{RI}])", "{{instance}} {{device}} r/s"),
+            (f"rate(middleware_host_disk_writes_completed_total{{{INST}}}[{RI}])", "{{instance}} {{device}} w/s")]),
         ts("Disk await (iostat await)", "ms",
-           f"{GUIDE} DOM-DISK (004 Tables 1-2): 14 ms on RAID0, 34-35 ms on RAID5 (sar -d); warn when await "
+           f"{GUIDE} DOM-DISK ({DOC_DOMINO}, Tables 1-2): 14 ms on RAID0, 34-35 ms on RAID5 (sar -d); warn when await "
            "stays above 35 ms. Time per completed I/O including queueing.",
-           [(f"1000 * (rate(middleware_host_disk_read_time_seconds_total{{{I}}}[{RI}])"
-             f" + rate(middleware_host_disk_write_time_seconds_total{{{I}}}[{RI}])) / {ios}",
+           [(f"1000 * (rate(middleware_host_disk_read_time_seconds_total{{{INST}}}[{RI}])"
+             f" + rate(middleware_host_disk_write_time_seconds_total{{{INST}}}[{RI}])) / {ios}",
              "{{instance}} {{device}} await"),
             ref(14, "guide: Domino RAID0 14 ms"),
             ref(35, "guide: Domino RAID5 35 ms")]),
         ts("Disk service time (sar -d svctm)", "ms",
-           f"{GUIDE} DOM-DISK (004 Tables 1-2): service time 14 ms on RAID0 against 34-35 ms on RAID5 "
+           f"{GUIDE} DOM-DISK ({DOC_DOMINO}, Tables 1-2): service time 14 ms on RAID0 against 34-35 ms on RAID5 "
            "(sar -d); busy time per completed I/O, without queueing.",
-           [(f"1000 * rate(middleware_host_disk_io_time_seconds_total{{{I}}}[{RI}]) / {ios}",
+           [(f"1000 * rate(middleware_host_disk_io_time_seconds_total{{{INST}}}[{RI}]) / {ios}",
              "{{instance}} {{device}} svctm"),
             ref(14, "guide: Domino RAID0 service time 14 ms"),
             ref(35, "guide: Domino RAID5 service time 35 ms")]),
         ts("Disk utilisation (iostat %util)", "percentunit",
-           f"{GUIDE} HPOM-ACK (000 Tables 21-22: 10,000 acks with 5 GUIs reached 97 % disk utilisation), MQ-IO "
-           "(003 Test Case 4): share of time the device had I/O in flight.",
-           [(f"rate(middleware_host_disk_io_time_seconds_total{{{I}}}[{RI}])", "{{instance}} {{device}} %util")],
+           f"{GUIDE} HPOM-ACK ({DOC_HPOM}, Test: Message Acknowledgment, Tables 21-22: 10,000 acks with 5 GUIs "
+           "reached 97 % disk utilisation), MQ-IO "
+           f"({DOC_MQSI}, Test Case 4): share of time the device had I/O in flight.",
+           [(f"rate(middleware_host_disk_io_time_seconds_total{{{INST}}}[{RI}])", "{{instance}} {{device}} %util")],
            min_val=0, max_val=1),
         ts("Disk queue size (iostat aqu-sz)", "short",
-           f"{GUIDE} DOM-DISK, MQ-IO (004, 003): average requests in flight or queued per device.",
-           [(f"rate(middleware_host_disk_io_time_weighted_seconds_total{{{I}}}[{RI}])",
+           f"{GUIDE} DOM-DISK, MQ-IO ({DOC_DOMINO}; {DOC_MQSI}): average requests in flight or queued per device.",
+           [(f"rate(middleware_host_disk_io_time_weighted_seconds_total{{{INST}}}[{RI}])",
              "{{instance}} {{device}} aqu-sz")]),
         ts("Domino users and transactions", "short",
-           f"{GUIDE} DOM-CPU (004 Tables 1-2): the article's load was 1,800 NotesMark users; users with sessions "
+           f"{GUIDE} DOM-CPU ({DOC_DOMINO}, Tables 1-2): the article's load was 1,800 NotesMark users; users with "
+           "sessions "
            "and transactions per minute from show stat.",
-           [(f"middleware_domino_users{{{I}}}", "{{instance}} users"),
-            (f"middleware_domino_transactions_per_minute{{{I}}}", "{{instance}} transactions/min"),
+           [(f"middleware_domino_users{{{INST}}}", "{{instance}} users"),
+            (f"middleware_domino_transactions_per_minute{{{INST}}}", "{{instance}} transactions/min"),
             ref(1800, "guide: Domino article 1,800 users")], w=24),
     ]
     return dashboard("middleware-host", "Middleware: host (vmstat, iostat, sar)",
                      "Host CPU, run queue, paging, page scans and disks as vmstat/iostat/sar columns, with the "
-                     "Domino article's figures (guide-thresholds.md DOM-*, MQ-CPU, MQ-IO; seeds 003, 004).",
+                     f"Domino article's figures (guide rows DOM-*, MQ-CPU, MQ-IO of docs/sources.md; {DOC_DOMINO}; "
+                     f"{DOC_MQSI}).",
                      panels, tags=["host", "domino"])
 
 
@@ -559,38 +603,40 @@ def host() -> dm.Dashboard:
 def vhi() -> dm.Dashboard:
     panels = [
         ts("Sessions per CPU", "short",
-           f"{GUIDE} VHI-SESS (002 'Concurrent Sessions'): at most 250 concurrent host sessions per CPU of the "
+           f"{GUIDE} VHI-SESS ({DOC_VHI}, Concurrent Sessions): at most 250 concurrent host sessions per CPU of the "
            "session server (CPUs = its affinity).",
-           [(f"middleware_vhi_sessions_per_cpu{{{I}}}", "{{instance}} sessions per CPU"),
-            (f"middleware_vhi_sessions_per_cpu_limit{{{I}}}", "{{instance}} configured limit"),
+           [(f"middleware_vhi_sessions_per_cpu{{{INST}}}", "{{instance}} sessions per CPU"),
+            (f"middleware_vhi_sessions_per_cpu_limit{{{INST}}}", "{{instance}} configured limit"),
             ref(250, "guide: 250 sessions per CPU")]),
         ts("Concurrent host sessions", "short",
-           f"{GUIDE} VHI-SESS (002): established connections from the session server to the host ports, and "
+           f"{GUIDE} VHI-SESS ({DOC_VHI}): established connections from the session server to the host ports, and "
            "the CPUs it may use (250 sessions each).",
-           [(f"middleware_vhi_sessions{{{I}}}", "{{instance}} sessions"),
-            (f"middleware_vhi_sessions_by_port{{{I}}}", "{{instance}} port {{port}}"),
-            (f"middleware_vhi_session_server_cpus{{{I}}}", "{{instance}} session server CPUs")]),
+           [(f"middleware_vhi_sessions{{{INST}}}", "{{instance}} sessions"),
+            (f"middleware_vhi_sessions_by_port{{{INST}}}", "{{instance}} port {{port}}"),
+            (f"middleware_vhi_session_server_cpus{{{INST}}}", "{{instance}} session server CPUs")]),
         ts("Memory required by the guide against host memory", "bytes",
-           f"{GUIDE} VHI-MEM (002 'Memory'): 512 MB minimum (1 GB recommended) up to 100 sessions plus 64 MB "
+           f"{GUIDE} VHI-MEM ({DOC_VHI}, Memory): 512 MB minimum (1 GB recommended) up to 100 sessions plus 64 MB "
            "(128 MB recommended) per further 100; VHI uses at most 4 GB.",
-           [(f'middleware_vhi_memory_required_bytes{{level="minimum", {I}}}', "{{instance}} required (minimum)"),
-            (f'middleware_vhi_memory_required_bytes{{level="recommended", {I}}}',
+           [(f'middleware_vhi_memory_required_bytes{{level="minimum", {INST}}}', "{{instance}} required (minimum)"),
+            (f'middleware_vhi_memory_required_bytes{{level="recommended", {INST}}}',
              "{{instance}} required (recommended)"),
-            (f"middleware_host_memory_total_bytes{{{I}}}", "{{instance}} host memory"),
-            (f"middleware_vhi_session_server_resident_memory_bytes{{{I}}}", "{{instance}} session server RSS"),
+            (f"middleware_host_memory_total_bytes{{{INST}}}", "{{instance}} host memory"),
+            (f"middleware_vhi_session_server_resident_memory_bytes{{{INST}}}", "{{instance}} session server RSS"),
             ref(4294967296, "guide: VHI uses at most 4 GB")], w=24),
         ts("Session server CPU", "percentunit",
-           f"{GUIDE} VHI-CPU (002 'Processors and Performance'): gains per CPU doubling 75 %, 38 %, 14 %; more "
+           f"{GUIDE} VHI-CPU ({DOC_VHI}, Processors and Performance): gains per CPU doubling 75 %, 38 %, 14 %; more "
            "than 4 cores not recommended. CPU seconds per second of the session server (1 = one CPU).",
-           [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total{{group="vhi_session_server", {I}}}[{RI}]))',
+           [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total'
+             f'{{group="vhi_session_server", {INST}}}[{RI}]))',
              "{{instance}} sesssrvr CPU")]),
         ts("Session server processes", "short",
-           f"{GUIDE} VHI-SESS (002): session server processes running (0 = no sessions can be served).",
-           [(f"middleware_vhi_session_server_processes{{{I}}}", "{{instance}} sesssrvr processes")]),
+           f"{GUIDE} VHI-SESS ({DOC_VHI}): session server processes running (0 = no sessions can be served).",
+           [(f"middleware_vhi_session_server_processes{{{INST}}}", "{{instance}} sesssrvr processes")]),
     ]
     return dashboard("middleware-vhi", "Middleware: Verastream Host Integrator",
-                     "VHI session server: sessions per CPU and the memory formula (guide-thresholds.md VHI-*; "
-                     "seed 002).", panels, tags=["vhi"])
+                     "VHI session server: sessions per CPU and the memory formula (guide rows VHI-* of "
+                     "docs/sources.md; "
+                     f"{DOC_VHI}).", panels, tags=["vhi"])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -602,30 +648,30 @@ def exporter() -> dm.Dashboard:
         ts("Collector success", "none",
            f"{GUIDE} (all rows): every guide figure on the other dashboards needs its collector to succeed; "
            "1 = the collector's last run succeeded.",
-           [(f"middleware_scrape_collector_success{{{I}}}", "{{instance}} {{collector}}")],
+           [(f"middleware_scrape_collector_success{{{INST}}}", "{{instance}} {{collector}}")],
            min_val=0, max_val=1, w=24),
         ts("Collector duration against timeout", "s",
            f"{GUIDE} (all rows): a collector at its timeout reports stale or no figures.",
-           [(f"middleware_scrape_collector_duration_seconds{{{I}}}", "{{instance}} {{collector}} duration"),
-            (f"middleware_scrape_collector_timeout_seconds{{{I}}}", "{{instance}} {{collector}} timeout")]),
+           [(f"middleware_scrape_collector_duration_seconds{{{INST}}}", "{{instance}} {{collector}} duration"),
+            (f"middleware_scrape_collector_timeout_seconds{{{INST}}}", "{{instance}} {{collector}} timeout")]),
         ts("Scrape duration", "s",
            f"{GUIDE} (all rows): Prometheus' own scrape_duration_seconds for the exporter (the 10,000-queue MQ "
            "benchmark targets under 250 ms).",
-           [(f"scrape_duration_seconds{{{I}}}", "{{instance}} {{job}}")]),
+           [(f"scrape_duration_seconds{{{INST}}}", "{{instance}} {{job}}")]),
         ts("Collector failures", "short",
            f"{GUIDE} (all rows): failed collector runs (error, timeout, invalid samples) per rate interval.",
-           [(f"increase(middleware_scrape_collector_failures_total{{{I}}}[{RI}])", "{{instance}} {{collector}}")]),
+           [(f"increase(middleware_scrape_collector_failures_total{{{INST}}}[{RI}])", "{{instance}} {{collector}}")]),
         ts("Time since last success", "s",
            f"{GUIDE} (all rows): age of each collector's last successful run, against its interval.",
-           [(f"time() - middleware_scrape_collector_last_success_timestamp_seconds{{{I}}}",
+           [(f"time() - middleware_scrape_collector_last_success_timestamp_seconds{{{INST}}}",
              "{{instance}} {{collector}} age"),
-            (f"middleware_scrape_collector_interval_seconds{{{I}}}", "{{instance}} {{collector}} interval")]),
+            (f"middleware_scrape_collector_interval_seconds{{{INST}}}", "{{instance}} {{collector}} interval")]),
         ts("Series per collector", "short",
            f"{GUIDE} (all rows): series each collector contributed to the last snapshot.",
-           [(f"middleware_scrape_collector_series{{{I}}}", "{{instance}} {{collector}}")]),
+           [(f"middleware_scrape_collector_series{{{INST}}}", "{{instance}} {{collector}}")]),
         tbl("Build info", "none",
             f"{GUIDE} (all rows): exporter and Python versions per instance.",
-            [(f"middleware_exporter_build_info{{{I}}}", "{{instance}}")]),
+            [(f"middleware_exporter_build_info{{{INST}}}", "{{instance}}")]),
     ]
     return dashboard("middleware-exporter", "Middleware: exporter",
                      "The exporter itself: collector success, duration against timeout, scrape duration.",

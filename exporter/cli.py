@@ -13,10 +13,10 @@ import yaml
 from pydantic import BaseModel, SecretStr
 
 from . import __version__
-from .collector import Collector, Context
-from .collectors import REGISTRY
-from .config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, load_config, masked_dump, parse_listen_address
-from .scheduler import Scheduler
+from .core.collector import Collector, Context
+from .core.config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, masked_dump, parse_listen_address
+from .core.scheduler import Scheduler
+from .registry import COLLECTORS, Config, load
 
 COMMANDS = ("run", "check-config", "collect-once")
 log = logging.getLogger("middleware_exporter")
@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--path.sysfs", dest="sysfs", metavar="DIR", help="sysfs mount point (default /sys).")
     common.add_argument("--log.level", dest="log_level", choices=("debug", "info", "warning", "error"))
     common.add_argument("--log.format", dest="log_format", choices=("logfmt", "json"))
-    for name, cls in REGISTRY.items():
+    for cls in COLLECTORS:
+        name = cls.name
         common.add_argument(f"--collector.{name}", dest=f"collector_{name}", action=argparse.BooleanOptionalAction,
                             default=None, help=f"Enable the {name} collector: {cls.description}")
     parser = argparse.ArgumentParser(
@@ -65,10 +66,10 @@ def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         result[("log", "level")] = args.log_level
     if args.log_format is not None:
         result[("log", "format")] = args.log_format
-    for name in REGISTRY:
-        value = getattr(args, f"collector_{name}")
+    for cls in COLLECTORS:
+        value = getattr(args, f"collector_{cls.name}")
         if value is not None:
-            result[("collectors", name, "enabled")] = value
+            result[("collectors", cls.name, "enabled")] = value
     return result
 
 
@@ -137,17 +138,16 @@ def setup_logging(level: str, fmt: str, redact=lambda s: s) -> None:
         logging.getLogger(name).propagate = True
 
 
-def build_collectors(config) -> list[Collector]:
+def build_collectors(config: Config) -> list[Collector]:
     context = Context(procfs=config.paths.procfs, sysfs=config.paths.sysfs)
     collectors = []
-    for name, cls in REGISTRY.items():
-        settings = getattr(config.collectors, name)
+    for cls, settings in config.collectors.collectors():
         if not settings.enabled:
             continue
         try:
             collectors.append(cls(settings, context))
         except Exception as exc:  # noqa: BLE001 - report which collector could not start
-            raise ConfigError(f"collectors.{name}: cannot start: {exc}") from None
+            raise ConfigError(f"collectors.{cls.name}: cannot start: {exc}") from None
     return collectors
 
 
@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "run")
     args = _parser().parse_args(argv)
     try:
-        config = load_config(args.config, overrides=_overrides(args))
+        config = load(args.config, overrides=_overrides(args))
         host, port = parse_listen_address(config.web.listen_address)
         redact = make_redactor(config)
         setup_logging(config.log.level, config.log.format, redact)
@@ -180,17 +180,10 @@ def _collect_once(scheduler: Scheduler, args: argparse.Namespace) -> int:
     scheduler.run_once()
     openmetrics = args.format == "openmetrics"
     if args.no_self_metrics:
-        from prometheus_client import CollectorRegistry, generate_latest
-        from prometheus_client.openmetrics.exposition import generate_latest as generate_om
+        from .core.exposition import render_families
 
-        class _Only:
-            def collect(self):
-                for state in scheduler.states.values():
-                    yield from state.families
-
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(_Only())
-        body = (generate_om if openmetrics else generate_latest)(registry)
+        families = [family for state in scheduler.states.values() for family in state.families]
+        body = render_families(families, openmetrics)
     else:
         body = scheduler.render(openmetrics=openmetrics)
     sys.stdout.buffer.write(body)
@@ -234,7 +227,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int) -> int:
             if self._loop is not None and self._wake is not None:
                 self._loop.call_soon_threadsafe(self._wake.set)
 
-    app = create_app(scheduler, config)
+    app = create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS})
     log.info("msg=%s version=%s listen_address=%s collectors=%s", json.dumps("starting"), __version__,
              config.web.listen_address, ",".join(scheduler.states) or "none")
     scheduler.start()

@@ -10,8 +10,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE
 
 from . import __version__
-from .collectors import REGISTRY
-from .scheduler import Scheduler
+from .core.scheduler import Scheduler
 
 # The classic text format that generate_latest() writes and Prometheus 2.x parses.
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -54,7 +53,9 @@ def _fastapi_options() -> dict:
     return options
 
 
-def create_app(scheduler: Scheduler, config) -> FastAPI:
+def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None) -> FastAPI:
+    """The HTTP app over a running scheduler; ``catalogue`` (name -> description of every collector this build
+    has) lets the status pages list the disabled ones too."""
     app = FastAPI(**_fastapi_options())
     enabled = set(scheduler.states)
 
@@ -83,9 +84,9 @@ def create_app(scheduler: Scheduler, config) -> FastAPI:
 
     def collector_status() -> list[dict]:
         result = scheduler.status()
-        for name, cls in REGISTRY.items():
+        for name, description in (catalogue or {}).items():
             if name not in enabled:
-                result.append({"name": name, "description": cls.description, "enabled": False})
+                result.append({"name": name, "description": description, "enabled": False})
         return result
 
     @app.get("/api/v1/collectors")

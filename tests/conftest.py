@@ -147,7 +147,7 @@ def wait_for_comm(proc: subprocess.Popen, name: str) -> None:
 
 def collect(collector) -> tuple[dict, Any]:
     """Run a collector once, as the scheduler does; samples keyed by (name, sorted label items)."""
-    from exporter.metrics import MetricBatch
+    from exporter.core.metrics import MetricBatch
 
     batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series)
     collector.collect(batch)

@@ -181,7 +181,8 @@ def make_alert(alertname: str, instance: str, severity: str | None = None, syste
     all_labels.update(labels)
     now = dt.datetime.now(dt.timezone.utc)
     return {"labels": all_labels,
-            "annotations": {"summary": f"{alertname} test alert", "description": "posted by tests/test_alertmanager.py"},
+            "annotations": {"summary": f"{alertname} test alert",
+                            "description": "posted by tests/test_alertmanager.py"},
             "startsAt": _iso(now - dt.timedelta(seconds=1)),
             "endsAt": _iso(now + dt.timedelta(minutes=5))}
 

@@ -28,3 +28,5 @@ def test_scrape_bench_runs():
     require_binary("prometheus-node-exporter", "node_exporter")
     out = _run("bench/scrape_bench.py", "--scrapes", "20", "--warmup", "2", "--idle-seconds", "1")
     assert "ratio ours/node" in out
+    # the process, VHI and HPOM collectors read one walk of /proc per interval
+    assert "shared process pass" in out and "walks per interval: 1 " in out

@@ -8,8 +8,9 @@ import yaml
 from pydantic import SecretStr
 
 from exporter.cli import make_redactor
-from exporter.collector import StrictModel
-from exporter.config import ConfigError, load_config, masked_dump, parse_listen_address
+from exporter.core.config import ConfigError, masked_dump, parse_listen_address
+from exporter.core.settings import StrictModel
+from exporter.registry import load as load_config
 
 from .conftest import REPO
 
@@ -135,8 +136,9 @@ def test_secrets_are_masked_and_redacted():
 
 
 def test_secret_values_are_not_echoed_in_errors(tmp_path):
-    from exporter.config import _format_errors
     from pydantic import ValidationError
+
+    from exporter.core.config import _format_errors
 
     class M(StrictModel):
         password: int = 0

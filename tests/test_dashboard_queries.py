@@ -93,7 +93,7 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
         db.write_text(yaml.safe_dump(data))
         threading.Thread(target=drain, daemon=True).start()
         # the shipped HPOM queries, with the history count run every time (it runs every 5 minutes by default)
-        hpom_queries = yaml.safe_load((REPO / "exporter" / "queries" / "hpom.yaml").read_text())
+        hpom_queries = yaml.safe_load((REPO / "exporter" / "systems" / "hpom" / "queries.yaml").read_text())
         for entry in hpom_queries["queries"]:
             entry.pop("interval", None)
         (tmp_path / "hpom-queries.yaml").write_text(yaml.safe_dump(hpom_queries))

@@ -21,7 +21,7 @@ UIDS = ["middleware-hpom", "middleware-oracle", "middleware-ibmmq", "middleware-
         "middleware-exporter"]
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 REFERENCE_RE = re.compile(r"^vector\((-?[0-9.]+(?:e[0-9]+)?)\)$")
-# The guide figures (../shared/guide-thresholds.md) each dashboard must draw as a reference line.
+# The guide figures (docs/sources.md) each dashboard must draw as a reference line.
 REQUIRED_REFERENCES = {
     "middleware-hpom": [226, 272, 333, 410, 50000, 5000, 10, 412],  # THROUGHPUT, ACTIVE, ACK, CMA, QUEUE
     "middleware-oracle": [5, 104857600],  # HPOM-ORA / ORA-REDO: 5 groups x 100 MB
@@ -88,7 +88,7 @@ def test_check_detects_a_stale_file(tmp_path):
 def test_output_is_deterministic_and_formatted():
     first, second = build.build_all(), build.build_all()
     assert first == second
-    for uid, content in first.items():
+    for _uid, content in first.items():
         assert content.endswith("}\n")
         assert content == json.dumps(json.loads(content), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -149,10 +149,10 @@ def test_template_variables(dashboards):
         for name in extra:
             assert variables[name]["datasource"] == DATASOURCE
             assert "$instance" in variables[name]["query"]
-    for uid, panel, target in _targets({k: dashboards[k] for k in ("middleware-ibmmq",)}):
+    for _uid, panel, target in _targets({k: dashboards[k] for k in ("middleware-ibmmq",)}):
         if "ibmmq_" in target["expr"] and not REFERENCE_RE.match(target["expr"]):
             assert "$qmgr" in target["expr"], (panel["title"], target["expr"])
-    for uid, panel, target in _targets({k: dashboards[k] for k in ("middleware-oracle",)}):
+    for _uid, panel, target in _targets({k: dashboards[k] for k in ("middleware-oracle",)}):
         if not REFERENCE_RE.match(target["expr"]):
             assert "$database" in target["expr"], (panel["title"], target["expr"])
 
@@ -174,7 +174,7 @@ def test_every_panel_has_title_unit_description(dashboards):
         assert panel.get("title"), uid
         assert panel["fieldConfig"]["defaults"].get("unit"), (uid, panel["title"])
         # The description cites the guide document and one of its rows (or says which it serves).
-        assert "guide-thresholds.md" in panel.get("description", ""), (uid, panel["title"])
+        assert "docs/sources.md" in panel.get("description", ""), (uid, panel["title"])
 
 
 def _datasource_refs(node, path=""):
@@ -241,7 +241,7 @@ def test_every_query_filters_on_instance(dashboards):
 def test_guide_figures_are_reference_lines(dashboards):
     for uid, figures in REQUIRED_REFERENCES.items():
         values = set()
-        for _uid, panel, target in _targets({uid: dashboards[uid]}):
+        for _uid, _panel, target in _targets({uid: dashboards[uid]}):
             match = REFERENCE_RE.match(target["expr"].strip())
             if match:
                 values.add(float(match.group(1)))
@@ -250,7 +250,8 @@ def test_guide_figures_are_reference_lines(dashboards):
 
 
 def test_reference_lines_are_labelled_with_the_guide(dashboards):
-    throughput = next(p for p in dashboards["middleware-hpom"]["panels"] if p["title"] == "Messages received per second")
+    throughput = next(p for p in dashboards["middleware-hpom"]["panels"]
+                      if p["title"] == "Messages received per second")
     legends = {t["expr"]: t["legendFormat"] for t in throughput["targets"]}
     assert legends["vector(272)"] == "guide: storm average 272 msg/s"
     assert {"vector(226)", "vector(333)", "vector(410)"} <= set(legends)

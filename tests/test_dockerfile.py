@@ -256,7 +256,7 @@ def test_runtime_environment_suits_a_read_only_root(dockerfile):
 
 
 def test_expose_matches_default_port(dockerfile):
-    from exporter.config import DEFAULT_PORT
+    from exporter.core.config import DEFAULT_PORT
 
     assert DEFAULT_PORT == EXPECTED_PORT
     exposed = {p.split("/")[0] for i in dockerfile.final.all("EXPOSE") for p in i.args.split()}
@@ -426,7 +426,7 @@ def test_dockerignore_keeps_the_package_and_drops_the_rest():
     assert DOCKERIGNORE.is_file(), ".dockerignore missing at the repository root"
     rules = _dockerignore_rules()
     for needed in ("pyproject.toml", "README.md", "exporter/__init__.py", "exporter/cli.py",
-                   "exporter/queries/x.yaml"):
+                   "exporter/systems/hpom/queries.yaml", "exporter/systems/hpom/README.md"):
         assert not dockerignored(needed, rules), f".dockerignore drops {needed}, which `pip install /src` needs"
     for unwanted in (".git/config", ".venv/bin/python", "tests/test_http.py", "bench/results/run.json",
                      "exporter/__pycache__/cli.cpython-311.pyc", "__pycache__/x.pyc", "build/lib/exporter/cli.py",
@@ -521,13 +521,15 @@ def test_install_replay_and_start(dockerfile, tmp_path, with_mq):
         argv = _translate(step.argv, venv, src)
         result = subprocess.run(argv, env=build_env, capture_output=True, text=True, timeout=900,
                                 stdin=subprocess.DEVNULL)
-        assert result.returncode == 0, \
-            f"Dockerfile line {step.line}: {' '.join(step.argv)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        assert result.returncode == 0, (
+            f"Dockerfile line {step.line}: {' '.join(step.argv)} failed:\n"
+            f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
 
     python = venv / "bin" / "python"
     from exporter import __version__
 
-    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('middleware-exporter'))"],
+    probe = subprocess.run([str(python), "-c",
+                            "import importlib.metadata as m; print(m.version('middleware-exporter'))"],
                            capture_output=True, text=True, timeout=60)
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == __version__

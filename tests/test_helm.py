@@ -213,7 +213,7 @@ def test_rendered_manifests_validate_offline(helm, values):
                 _validate_crd(doc)
             else:
                 _validate_core(doc)
-        except Exception as exc:  # name the manifest in the failure
+        except Exception as exc:  # noqa: BLE001 - name the manifest in the failure
             pytest.fail(f"{kind}/{doc['metadata']['name']} does not validate: {exc}")
 
 
@@ -241,10 +241,10 @@ def test_threshold_override_changes_exactly_one_rule(helm):
     original = sorted_by_name(alert_groups())
     assert [g["name"] for g in groups] == [g["name"] for g in original]
     changed = []
-    for got, want in zip(groups, original):
+    for got, want in zip(groups, original, strict=True):
         assert {k: v for k, v in got.items() if k != "rules"} == {k: v for k, v in want.items() if k != "rules"}
         assert len(got["rules"]) == len(want["rules"])
-        for got_rule, want_rule in zip(got["rules"], want["rules"]):
+        for got_rule, want_rule in zip(got["rules"], want["rules"], strict=True):
             if got_rule != want_rule:
                 changed.append((want_rule, got_rule))
     assert len(changed) == 1, changed

@@ -18,10 +18,10 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.collector import Context
-from exporter.collectors.hpom import HpomCollector, HpomSettings
+from exporter.core.collector import Context
+from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 
-from .conftest import collect, install_fake_oracledb, FIXTURES, REPO, require_binary, wait_for_comm
+from .conftest import FIXTURES, REPO, collect, install_fake_oracledb, require_binary, wait_for_comm
 
 SERVER = FIXTURES / "hpom_server"
 FAKES = REPO / "tests" / "fakes"
@@ -305,7 +305,8 @@ def test_real_oracledb_driver_against_a_silent_listener(hpom_server):
 
 
 def test_invalid_configuration_is_named(tmp_path):
-    from exporter.config import ConfigError, load_config
+    from exporter.core.config import ConfigError
+    from exporter.registry import load as load_config
 
     path = tmp_path / "c.yaml"
     path.write_text("collectors:\n  hpom:\n    enabled: true\n    database:\n      dsn: 'opc/secret@db:1521/ov'\n"
@@ -319,6 +320,79 @@ def test_invalid_configuration_is_named(tmp_path):
     path.write_text("collectors:\n  hpom:\n    queue_count_pattern: '\\d+'\n")
     with pytest.raises(ConfigError, match="named group `count`"):
         load_config(path, environ={})
+
+
+# ---- guide checks: Table 1 variables, and the query metrics each database guide row needs --------------------
+SHIPPED_QUERIES = REPO / "exporter" / "systems" / "hpom" / "queries.yaml"
+DATABASE = {"dsn": "hpomdb.example:1521/openview", "user": "opc_monitor", "password": "x"}
+
+
+def _queries_file(path: Path, drop: str) -> str:
+    data = yaml.safe_load(SHIPPED_QUERIES.read_text())
+    data["queries"] = [q for q in data["queries"] if q["name"] != drop]
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_table1_variables_are_judged_set_default_or_unset():
+    from exporter.systems.hpom.checks import evaluate, watched
+
+    variables = watched(["OPC_EXTRA", "OPC_DIRECT_ACKN_LIMIT"])  # a Table 1 name is not watched twice
+    assert [v.name for v in variables].count("OPC_DIRECT_ACKN_LIMIT") == 1 and variables[-1].name == "OPC_EXTRA"
+    readings = {r.variable.name: r for r in evaluate(variables, {"OPC_DIRECT_ACKN_LIMIT": " 0 ",
+                                                                 "OPC_UPDWN_COMMIT_COUNT": "500", "OPC_EXTRA": "on"})}
+    ack = readings["OPC_DIRECT_ACKN_LIMIT"]
+    assert (ack.origin, ack.number, ack.follows_guide) == ("set", 0, True)
+    assert readings["OPC_UPDWN_COMMIT_COUNT"].follows_guide is False
+    thread = readings["OPCMSGM_USE_GUI_THREAD"]
+    assert (thread.value, thread.origin, thread.number, thread.follows_guide) == ("FALSE", "default", None, False)
+    moved = readings["OPC_ACK_MOVE_INTERVAL"]  # no default, no recommendation
+    assert (moved.value, moved.origin, moved.follows_guide) == ("", "unset", None)
+    extra = readings["OPC_EXTRA"]
+    assert (extra.value, extra.origin, extra.follows_guide, extra.variable.guide) == ("on", "set", None, "")
+
+
+def test_shipped_queries_serve_every_database_guide_row():
+    from exporter.systems.hpom.checks import QUERY_CHECKS, require_queries
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    require_queries(load_queries(SHIPPED_QUERIES), "queries.yaml")
+    rows = {check.split()[0] for check in QUERY_CHECKS}
+    assert rows >= {"HPOM-ACK", "HPOM-CMA", "HPOM-ACTIVE", "HPOM-AUTOKEYS", "HPOM-THROUGHPUT", "HPOM-HISTDL"}
+
+
+@pytest.mark.parametrize("drop,check", [
+    ("recent_activity", "HPOM-ACK (alert MiddlewareHpomAcknowledgementBulkTooLarge)"),
+    ("custom_message_attributes", "HPOM-CMA"),
+    ("active_messages", "HPOM-ACK (alert MiddlewareHpomAcknowledgedBacklog)"),
+    ("history_messages", "HPOM-HISTDL"),
+])
+def test_a_queries_file_that_drops_a_guide_rows_query_is_refused(tmp_path, drop, check):
+    settings = {"enabled": True, "database": DATABASE, "queries_file": _queries_file(tmp_path / "q.yaml", drop)}
+    with pytest.raises(ValueError, match="no query produces what these guide checks read") as err:
+        _collector(settings)
+    assert check in str(err.value) and str(tmp_path / "q.yaml") in str(err.value)
+
+
+def test_a_queries_file_may_add_queries(tmp_path):
+    data = yaml.safe_load(SHIPPED_QUERIES.read_text())
+    metric = {"name": "middleware_hpom_site_extra", "help": "A site's own.", "value": "one"}
+    data["queries"].append({"name": "site_extra", "sql": "SELECT 1 AS one FROM dual", "metrics": [metric]})
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(data))
+    collector = _collector({"enabled": True, "database": DATABASE, "queries_file": str(tmp_path / "q.yaml")})
+    assert "middleware_hpom_site_extra" in {spec.name for spec in collector.specs()}
+
+
+def test_check_config_names_the_guide_row_a_queries_file_drops(tmp_path):
+    config = tmp_path / "config.yaml"
+    _write_config(config, {"enabled": True, "database": DATABASE,
+                           "queries_file": _queries_file(tmp_path / "q.yaml", "custom_message_attributes")})
+    result = subprocess.run([sys.executable, "-m", "exporter", "check-config", "--config", str(config)],
+                            capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 2, result.stderr
+    assert "collectors.hpom: cannot start" in result.stderr
+    assert "HPOM-CMA (alert MiddlewareHpomCustomAttributesOverLimit)" in result.stderr
+    assert "middleware_hpom_cma_max_per_message" in result.stderr
 
 
 # ---- golden exposition and the real exporter process ------------------------------------------------------

@@ -10,13 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from exporter.collector import Context
-from exporter.collectors import ibmmq as ibmmq_collector
-from exporter.collectors.ibmmq import IbmmqCollector, IbmmqSettings
+from exporter.core.collector import Context
+from exporter.core.fanout import target_limit
+from exporter.systems.ibmmq import collector as ibmmq_collector
+from exporter.systems.ibmmq import pcf
+from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from exporter.systems.ibmmq.model import (
+    Backend,
+    BackendError,
+    BackendNotAvailable,
+    ChannelState,
+    QmgrSnapshot,
+    QueueStatus,
+)
+from exporter.systems.ibmmq.states import ROLES, STATES, qmgr_state, qmgr_state_from_code
 
 from .conftest import collect
-from exporter.mq import pcf
-from exporter.mq.model import Backend, BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus
 
 SHARED_PCF = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ibmmq-pcf"
 
@@ -98,6 +107,8 @@ def test_snapshot_becomes_mq_prometheus_metrics(monkeypatch):
     # two instances from the same address: one series, the running one
     assert _v(samples, "ibmmq_channel_status", **ch("APP.SVRCONN", "SVRCONN", "10.0.0.8")) == 3
     assert _v(samples, "middleware_ibmmq_backend_success", qmgr="QM1", backend="runmqsc") == 1
+    assert {r: _v(samples, "middleware_ibmmq_qmgr_ha_role", qmgr="QM1", role=r) for r in ROLES} == {
+        "active": 1, "standby": 0, "replica": 0, "none": 0, "unknown": 0}
 
 
 def test_include_and_exclude_patterns(monkeypatch):
@@ -120,6 +131,8 @@ def test_a_failing_back_end_leaves_the_others(monkeypatch, behaviour, message):
     assert time.monotonic() - started < 10
     assert _v(samples, "middleware_ibmmq_backend_success", qmgr="QMBAD", backend="runmqsc") == 0
     assert _v(samples, "ibmmq_qmgr_status", qmgr="QMBAD") == 0
+    assert _v(samples, "middleware_ibmmq_qmgr_ha_role", qmgr="QMBAD", role="unknown") == 1
+    assert _v(samples, "middleware_ibmmq_qmgr_ha_role", qmgr="QMBAD", role="active") == 0
     assert message in batch.errors["QMBAD"]
     assert _v(samples, "ibmmq_queue_depth", qmgr="QM1", queue="RULESIN") == 100
     assert not any(dict(labels).get("qmgr") == "QMBAD" for name, labels in samples if name.startswith("ibmmq_queue"))
@@ -131,6 +144,15 @@ def test_a_hung_back_end_is_not_called_again_while_hung(monkeypatch):
     samples, batch = _collect(collector)
     assert "still running" in batch.errors["QMHANG"]
     assert collector.qmgrs[0].backend.calls == 1
+
+
+def test_each_queue_manager_gets_four_timeouts_within_the_collector_timeout():
+    settings = IbmmqSettings.model_validate({"enabled": True, "timeout": "25s", "queue_managers": [
+        {"name": "QMFAST", "backend": "runmqsc", "timeout": "2s"},
+        {"name": "QMSLOW", "backend": "runmqsc", "timeout": "10s"}]})
+    fast, slow = IbmmqCollector(settings, Context()).qmgrs
+    assert fast.deadline == 8.0  # 4 x its own timeout
+    assert slow.deadline == target_limit(25.0) == 23.0  # capped below the collector's timeout
 
 
 def test_configuration_errors():
@@ -272,7 +294,8 @@ def test_pcf_constants_match_ibmmq(ibmmq_module):
     from ibmmq import CMQC, CMQCFC
 
     for name in ("MQCA_Q_NAME", "MQIA_CURRENT_Q_DEPTH", "MQIA_MAX_Q_DEPTH", "MQIA_OPEN_INPUT_COUNT",
-                 "MQIA_OPEN_OUTPUT_COUNT", "MQIA_Q_TYPE", "MQQT_LOCAL", "MQRC_UNKNOWN_OBJECT_NAME"):
+                 "MQIA_OPEN_OUTPUT_COUNT", "MQIA_Q_TYPE", "MQQT_LOCAL", "MQRC_UNKNOWN_OBJECT_NAME",
+                 "MQRC_STANDBY_Q_MGR"):
         assert getattr(pcf, name) == getattr(CMQC, name), name
     for name in ("MQIACF_OLDEST_MSG_AGE", "MQIACF_Q_MGR_STATUS", "MQCACH_CHANNEL_NAME", "MQCACH_CONNECTION_NAME",
                  "MQIACH_CHANNEL_TYPE", "MQIACH_CHANNEL_STATUS", "MQGACF_Q_STATISTICS_DATA", "MQIAMO_PUTS",
@@ -306,9 +329,11 @@ def test_real_queue_manager():
     entry = {"name": os.environ["MWE_TEST_MQ_QMGR"], "username": os.environ.get("MWE_TEST_MQ_USER"),
              "password_env": "MWE_TEST_MQ_PASSWORD" if os.environ.get("MWE_TEST_MQ_PASSWORD") else None}
     if os.environ.get("MWE_TEST_MQ_URL"):
-        entry.update(backend="rest", url=os.environ["MWE_TEST_MQ_URL"], verify_tls=not os.environ.get("MWE_TEST_MQ_INSECURE"))
+        entry.update(backend="rest", url=os.environ["MWE_TEST_MQ_URL"],
+                     verify_tls=not os.environ.get("MWE_TEST_MQ_INSECURE"))
     else:
-        entry.update(backend="pcf", conn_name=os.environ["MWE_TEST_MQ_CONNAME"], channel=os.environ["MWE_TEST_MQ_CHANNEL"])
+        entry.update(backend="pcf", conn_name=os.environ["MWE_TEST_MQ_CONNAME"],
+                     channel=os.environ["MWE_TEST_MQ_CHANNEL"])
     settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [entry]})
     samples, batch = _collect(IbmmqCollector(settings, Context()))
     assert not batch.errors, batch.errors
@@ -346,7 +371,8 @@ def runmqsc_text(snapshot: QmgrSnapshot) -> str:
                       ("MSGAGE", age), ("OPPROCS", str(q.open_output))])
     for q in snapshot.queues:
         out += block("AMQ8409I: Display Queue details.",
-                     [("QUEUE", q.name), ("TYPE", "QLOCAL"), ("DESCR", "fixture (queue)"), ("MAXDEPTH", str(q.max_depth))])
+                     [("QUEUE", q.name), ("TYPE", "QLOCAL"), ("DESCR", "fixture (queue)"),
+                      ("MAXDEPTH", str(q.max_depth))])
     for c in snapshot.channels:
         attrs = [("CHANNEL", c.name), ("CHLTYPE", c.type)]
         if c.connection:
@@ -369,7 +395,7 @@ def test_every_back_end_yields_the_same_metrics(tmp_path, monkeypatch):
     want = fixture_snapshot()
     # runmqsc: stand-in dspmq and runmqsc printing what the real ones print
     (tmp_path / "display.txt").write_text(runmqsc_text(want))
-    dspmq = _script(tmp_path / "dspmq", 'echo "QMNAME(QM1)                                               STATUS(Running)"\n')
+    dspmq = _script(tmp_path / "dspmq", 'echo "' + "QMNAME(QM1)".ljust(58) + 'STATUS(Running)"\n')
     runmqsc = _script(tmp_path / "runmqsc", f'cat > /dev/null\ncat "{tmp_path / "display.txt"}"\n')
     # rest: mqweb answering from the same queue manager
     fake = FakeMqweb(FakeQmgr("QM1", "running",
@@ -392,7 +418,8 @@ def test_every_back_end_yields_the_same_metrics(tmp_path, monkeypatch):
             samples, batch = _collect(collector)
             assert batch.errors == {}, (backend, batch.errors)
             results[backend] = {k: v for k, v in samples.items()
-                                if k[0].startswith("ibmmq_") or k[0] == "middleware_ibmmq_queues"}
+                                if k[0].startswith("ibmmq_")
+                                or k[0] in ("middleware_ibmmq_queues", "middleware_ibmmq_qmgr_ha_role")}
     finally:
         fake.stop()
     assert results["rest"] == results["runmqsc"] == results["pcf"]
@@ -430,3 +457,98 @@ def test_exporter_process_with_mqweb_that_turns_to_garbage(start_exporter, tmp_p
         assert b'middleware_scrape_collector_success{collector="ibmmq"} 1.0' in body
     finally:
         fake.stop()
+
+
+# ---- queue-manager states: one table, the same value through every back-end (issue 13) ----------------------
+
+# (dspmq's words, mqweb's state, PCF's MQQMSTA code or None, ibmmq_qmgr_status, HA role).  dspmq and mqweb words
+# are IBM's (dspmq reference, mqweb's GET /admin/qmgr); REPLICA/NEGOTIATING are Native HA dspmq words only.
+STATE_CASES = [
+    ("Running", "running", 2, 2, "active"),
+    ("Starting", "starting", 1, 1, "active"),
+    ("Quiescing", "quiescing", 3, 3, "active"),
+    ("Ending immediately", "endingImmediately", None, 3, "active"),
+    ("Ending pre-emptively", "endingPreemptively", None, 3, "active"),
+    ("Running as standby", "runningAsStandby", 4, 4, "standby"),
+    ("Running elsewhere", "runningElsewhere", None, 4, "standby"),
+    ("Replica", None, None, 4, "replica"),
+    ("Recovery group leader", None, None, 4, "replica"),
+    ("Negotiating", None, None, 1, "unknown"),
+    ("Ended normally", "endedNormally", None, 0, "none"),
+    ("Ended immediately", "endedImmediately", None, 0, "none"),
+    ("Ended pre-emptively", "endedPreemptively", None, 0, "none"),
+    ("Ended unexpectedly", "endedUnexpectedly", None, 0, "none"),
+    ("Status not available", "stateNotAvailable", None, 0, "unknown"),
+]
+
+
+@pytest.mark.parametrize("words,rest_state,code,status,role", STATE_CASES, ids=[c[0] for c in STATE_CASES])
+def test_state_table(words, rest_state, code, status, role):
+    spellings = [words, words.upper(), words.lower(), words.upper().replace("PRE-EMPTIVELY", "PREEMPTIVELY"),
+                 words.replace("-", "")]
+    for spelling in spellings:
+        assert (qmgr_state(spelling).status, qmgr_state(spelling).role) == (status, role), spelling
+    if rest_state is not None:
+        assert qmgr_state(rest_state) == qmgr_state(words)
+    if code is not None:
+        assert (qmgr_state_from_code(code).status, qmgr_state_from_code(code).role) == (status, role)
+
+
+def test_every_state_has_a_valid_status_and_role():
+    assert {s.status for s in STATES.values()} == {0, 1, 2, 3, 4}
+    assert {s.role for s in STATES.values()} == set(ROLES)
+    assert all(qmgr_state(name) is state for name, state in STATES.items())
+    assert qmgr_state_from_code(5) is qmgr_state_from_code(None) is qmgr_state(None) is STATES["UNKNOWN"]
+    assert qmgr_state("Ended somehow new").name == "ENDED" and qmgr_state("Ending slowly").status == 3
+
+
+def _status_and_role(collector: IbmmqCollector) -> tuple[float, str]:
+    samples, batch = _collect(collector)
+    assert batch.errors == {}, batch.errors
+    roles = [r for r in ROLES if _v(samples, "middleware_ibmmq_qmgr_ha_role", qmgr="QM1", role=r) == 1]
+    assert len(roles) == 1 and sum(_v(samples, "middleware_ibmmq_qmgr_ha_role", qmgr="QM1", role=r)
+                                   for r in ROLES) == 1
+    return _v(samples, "ibmmq_qmgr_status", qmgr="QM1"), roles[0]
+
+
+NOT_RUNNING = [case for case in STATE_CASES if case[3] != 2]  # running: test_every_back_end_yields_the_same_metrics
+
+
+@pytest.mark.parametrize("words,rest_state,code,status,role", NOT_RUNNING, ids=[c[0] for c in NOT_RUNNING])
+def test_each_state_reads_the_same_through_every_back_end(tmp_path, words, rest_state, code, status, role):
+    from .fakes.mqweb import FakeMqweb, FakeQmgr
+
+    seen = {}
+    for spelling in (words, words.upper()):  # dspmq without and with -n
+        dspmq = _script(tmp_path / "dspmq", 'echo "' + "QMNAME(QM1)".ljust(58) + f'STATUS({spelling})"\n')
+        runmqsc = _script(tmp_path / "runmqsc", "exit 99\n")  # never run for a queue manager that is not running
+        settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [
+            {"name": "QM1", "backend": "runmqsc", "runmqsc": runmqsc, "dspmq": dspmq, "timeout": "5s"}]})
+        seen[f"runmqsc {spelling}"] = _status_and_role(IbmmqCollector(settings, Context()))
+    if rest_state is not None:
+        with FakeMqweb(FakeQmgr("QM1", rest_state)) as fake:
+            settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [
+                {"name": "QM1", "backend": "rest", "url": fake.base_url, "timeout": "5s"}]})
+            seen["rest"] = _status_and_role(IbmmqCollector(settings, Context()))
+    if code is not None:
+        class Adapter(FakeAdapter):
+            def qmgr_status(self):
+                return [{pcf.MQIACF_Q_MGR_STATUS: code}]
+
+        settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [
+            {"name": "QM1", "backend": "pcf", "channel": "C", "conn_name": "h(1)"}]})
+        collector = IbmmqCollector(settings, Context())
+        collector.qmgrs[0].backend = pcf.PcfBackend("QM1", "C", "h(1)", adapter_factory=Adapter)
+        seen["pcf"] = _status_and_role(collector)
+    assert set(seen.values()) == {(status, role)}, seen
+
+
+def test_pcf_standby_instance_is_standby_not_a_failure():
+    class Standby(FakeAdapter):
+        def __init__(self, *args):
+            error = RuntimeError("MQRC_STANDBY_Q_MGR")
+            error.reason = pcf.MQRC_STANDBY_Q_MGR
+            raise error
+
+    snap = pcf.PcfBackend("QM1", "C", "h(1)", adapter_factory=Standby).snapshot()
+    assert (snap.status, qmgr_state(snap.status).status, qmgr_state(snap.status).role) == ("STANDBY", 4, "standby")

@@ -10,9 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.collector import Collector, CollectorSettings, Context
-from exporter.metrics import MetricBatch, MetricSpec
-from exporter.scheduler import Scheduler
+from exporter.core.collector import Collector, Context
+from exporter.core.metrics import MetricBatch, MetricSpec
+from exporter.core.scheduler import Scheduler
+from exporter.core.settings import CollectorSettings
 from exporter.server import create_app
 
 
@@ -103,7 +104,7 @@ def test_failing_collector_is_isolated(bad_cls, error_fragment):
     good, bad = Good("good"), bad_cls("bad")
     scheduler = Scheduler([good, bad])
     scheduler.run_once()
-    client = TestClient(create_app(scheduler, None))
+    client = TestClient(create_app(scheduler))
     response = client.get("/metrics")
     assert response.status_code == 200
     samples = _samples(response.content)
@@ -120,7 +121,7 @@ def test_failing_collector_is_isolated(bad_cls, error_fragment):
 def test_hanging_collector_times_out_and_is_not_restarted_while_hung():
     good, hung = Good("good"), Hanging("hung", timeout=0.3)
     scheduler = Scheduler([good, hung])
-    client = TestClient(create_app(scheduler, None))
+    client = TestClient(create_app(scheduler))
     started = time.monotonic()
     scheduler.run_once()
     elapsed = time.monotonic() - started
@@ -201,7 +202,7 @@ def test_render_is_cached_per_generation_and_gzip_matches():
 
 def test_readiness_waits_for_first_run_of_every_collector():
     scheduler = Scheduler([Good("a"), Good("b")])
-    client = TestClient(create_app(scheduler, None))
+    client = TestClient(create_app(scheduler))
     response = client.get("/readyz")
     assert response.status_code == 503
     assert sorted(response.json()["pending_collectors"]) == ["a", "b"]

@@ -13,11 +13,31 @@ import urllib.request
 
 import pytest
 
-from exporter.mq.model import BackendError, ChannelState, QueueStatus
-from exporter.mq.rest import (CHSTATUS_COMMAND, QLOCAL_COMMAND, QSTATUS_COMMAND, RestBackend, RestHTTPError,
-                              map_qmgr_state, to_age, to_int)
-from tests.fakes.mqweb import (FakeChannel, FakeMqweb, FakeQmgr, FakeQueue, generate_queues, make_self_signed,
-                               openssl_available)
+from exporter.core.collector import Context
+from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from exporter.systems.ibmmq.model import BackendError, ChannelState, QueueStatus
+from exporter.systems.ibmmq.parse import (
+    AnswerShapeError,
+    describe_mqwb_error,
+    map_qmgr_state,
+    mqsc_answer,
+    qmgr_state_from_answer,
+    queues_from_mqsc_json,
+    to_age,
+    to_int,
+)
+from exporter.systems.ibmmq.rest import CHSTATUS_COMMAND, QLOCAL_COMMAND, QSTATUS_COMMAND, RestBackend, RestHTTPError
+from tests.fakes.mqweb import (
+    FakeChannel,
+    FakeMqweb,
+    FakeQmgr,
+    FakeQueue,
+    generate_queues,
+    make_self_signed,
+    openssl_available,
+)
+
+from .conftest import collect
 
 USER = "mqreader"
 PASSWORD = "s3cr3t-Pa55w0rd"
@@ -146,8 +166,9 @@ def test_no_queues_and_no_channel_status_are_empty_not_errors(version):
 
 
 @pytest.mark.parametrize(("state", "expected"), [
-    ("endedImmediately", "ENDED"), ("ended", "ENDED"), ("runningAsStandby", "STANDBY"), ("starting", "STARTING"),
-    ("quiescing", "QUIESCING"), ("stateNotAvailable", "UNKNOWN"),
+    ("endedImmediately", "ENDED IMMEDIATELY"), ("ended", "ENDED"), ("runningAsStandby", "RUNNING AS STANDBY"),
+    ("runningElsewhere", "RUNNING ELSEWHERE"), ("starting", "STARTING"), ("quiescing", "QUIESCING"),
+    ("endingImmediately", "ENDING IMMEDIATELY"), ("stateNotAvailable", "STATUS NOT AVAILABLE"),
 ])
 def test_queue_manager_not_running_is_reported_without_queue_queries(state, expected):
     with FakeMqweb(fixture_qmgr(state=state)) as server:
@@ -165,11 +186,13 @@ def test_queue_manager_name_is_url_encoded_with_dots():
 
 
 @pytest.mark.parametrize(("state", "expected"), [
-    ("running", "RUNNING"), ("starting", "STARTING"), ("quiescing", "QUIESCING"), ("runningAsStandby", "STANDBY"),
-    ("runningElsewhere", "STANDBY"), ("endingImmediately", "QUIESCING"), ("ended", "ENDED"),
-    ("endedNormally", "ENDED"), ("endedPreemptively", "ENDED"), ("endedUnexpectedly", "ENDED"),
-    ("endedSomehowNew", "ENDED"), ("beingDeleted", "ENDED"), ("stateNotAvailable", "UNKNOWN"), ("", "UNKNOWN"),
-    ("banana", "UNKNOWN"), (None, "UNKNOWN"), (2, "UNKNOWN"),
+    ("running", "RUNNING"), ("starting", "STARTING"), ("quiescing", "QUIESCING"),
+    ("runningAsStandby", "RUNNING AS STANDBY"), ("runningElsewhere", "RUNNING ELSEWHERE"),
+    ("endingImmediately", "ENDING IMMEDIATELY"), ("endingPreemptively", "ENDING PREEMPTIVELY"), ("ended", "ENDED"),
+    ("endedNormally", "ENDED NORMALLY"), ("endedImmediately", "ENDED IMMEDIATELY"),
+    ("endedPreemptively", "ENDED PREEMPTIVELY"), ("endedUnexpectedly", "ENDED UNEXPECTEDLY"),
+    ("endedSomehowNew", "ENDED"), ("beingDeleted", "BEING DELETED"), ("stateNotAvailable", "STATUS NOT AVAILABLE"),
+    ("", "UNKNOWN"), ("banana", "UNKNOWN"), (None, "UNKNOWN"), (2, "UNKNOWN"),
 ])
 def test_state_mapping(state, expected):
     assert map_qmgr_state(state) == expected
@@ -187,6 +210,38 @@ def test_numbers_that_do_not_parse_are_none(value, expected):
                                                  (-1, None), ("x", None), (None, None)])
 def test_message_age(value, expected):
     assert to_age(value) == expected
+
+
+def _item(code: int, reason: int = 0, **params: str) -> dict:
+    return {"completionCode": code, "reasonCode": reason, **({"parameters": params} if params else {})}
+
+
+def test_mqsc_answer_parsing_without_a_server():
+    item = _item
+    ok = mqsc_answer({"commandResponse": [item(0, queue="A"), item(2, 2085)], "overallCompletionCode": 2},
+                     "DISPLAY QSTATUS", (2085,))
+    assert (ok.usable, ok.failures, ok.error) == ([{"queue": "A"}], [], None)
+    nothing = mqsc_answer({"commandResponse": [item(2, 2085)], "overallCompletionCode": 2,
+                           "overallReasonCode": 3008}, "DISPLAY QSTATUS", (2085,))
+    assert (nothing.usable, nothing.error) == ([], None)  # nothing matched: empty, not an error
+    failed = mqsc_answer({"commandResponse": [{**item(2, 2035), "message": ["AMQ8135E: Not authorized."]}]},
+                         "DISPLAY QSTATUS", (2085,))
+    assert failed.error == ("DISPLAY QSTATUS failed: DISPLAY QSTATUS: completion code 2, reason 2035 "
+                            "(AMQ8135E: Not authorized.)")
+    with pytest.raises(AnswerShapeError, match="no 'commandResponse' array"):
+        mqsc_answer({"qmgr": []}, "DISPLAY QSTATUS", ())
+    with pytest.raises(AnswerShapeError, match="queue manager not in mqweb's answer"):
+        qmgr_state_from_answer({"qmgr": [{"name": "QM2"}, {"name": "QM3"}]}, "QM1")
+    assert (qmgr_state_from_answer({"qmgr": [{"name": "QM1", "state": "runningAsStandby"}]}, "QM1")
+            == "RUNNING AS STANDBY")
+
+
+def test_mqweb_error_bodies():
+    body = json.dumps({"error": [{"messageId": "MQWB0009E", "message": "MQWB0009E: Could not query.",
+                                  "reasonCode": 2058}]}).encode()
+    assert describe_mqwb_error(body) == ("MQWB0009E", "MQWB0009E: Could not query. (reason 2058)")
+    assert describe_mqwb_error(b"<html>proxy error</html>") == ("", "")
+    assert describe_mqwb_error(b'{"error": "text"}') == ("", "")
 
 
 def test_garbage_numbers_in_an_answer_become_none(mqweb):
@@ -439,3 +494,49 @@ def test_unreadable_client_certificate_is_a_backend_error(tmp_path):
     rest = RestBackend("QM1", "https://127.0.0.1:1", client_cert=str(missing))
     with pytest.raises(BackendError, match="cannot load client certificate .*missing.pem"):
         rest.snapshot()
+
+
+# --- a blank MSGAGE and a standby instance (issue 13) -----------------------------------------------------------
+#
+# How runCommandJSON renders the MSGAGE of a queue without monitoring (MONQ off) is not documented and no real
+# answer has been found: runmqsc prints MSGAGE( ), so it may be an empty string, a blank, or no key at all.
+# Each must give no ibmmq_queue_oldest_message_age sample for that queue (and the queue's other figures), never
+# an exception or a failed scrape.
+
+@pytest.mark.parametrize("rendered", ["", " ", "missing"], ids=["empty", "blank", "missing"])
+def test_blank_msgage_from_runcommandjson_gives_no_age_sample(rendered):
+    qmgr = FakeQmgr("QM1", "running", queues=[
+        FakeQueue("APP.UNMONITORED", depth=7, max_depth=5000, msgage=None, ipprocs=1, blank_msgage=rendered),
+        FakeQueue("APP.MONITORED", depth=2, max_depth=5000, msgage=30),
+    ])
+    with FakeMqweb(qmgr) as server:
+        snap = backend(server, username=None, password=None).snapshot()
+        assert {q.name: q.oldest_message_age for q in snap.queues} == {"APP.UNMONITORED": None,
+                                                                        "APP.MONITORED": 30.0}
+        settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [
+            {"name": "QM1", "backend": "rest", "url": server.base_url, "timeout": "5s"}]})
+        samples, batch = collect(IbmmqCollector(settings, Context()))
+    assert batch.errors == {}
+    unmonitored = (("qmgr", "QM1"), ("queue", "APP.UNMONITORED"))
+    assert ("ibmmq_queue_oldest_message_age", unmonitored) not in samples
+    assert samples[("ibmmq_queue_depth", unmonitored)] == 7
+    assert samples[("ibmmq_queue_input_handles", unmonitored)] == 1
+    assert samples[("ibmmq_queue_oldest_message_age", (("qmgr", "QM1"), ("queue", "APP.MONITORED")))] == 30
+
+
+@pytest.mark.parametrize("value", ["", " ", "   ", None, "n/a", -1, [], {}])
+def test_blank_or_odd_msgage_parameters_map_to_none(value):
+    params = {"queue": "Q", "curdepth": 1} if value is None else {"queue": "Q", "curdepth": 1, "msgage": value}
+    assert queues_from_mqsc_json([params], []) == [QueueStatus("Q", depth=1)]
+
+
+def test_mqweb_answering_standby_queue_manager_reads_as_standby_not_failed():
+    # MQRC_STANDBY_Q_MGR (2543) in mqweb's error body: the instance is a healthy standby, not an outage.
+    with FakeMqweb(fixture_qmgr()) as server:
+        server.fail_status, server.fail_match, server.fail_reason = 503, "/admin/qmgr/QM1", 2543
+        snap = backend(server, username=None, password=None).snapshot()
+        assert (snap.status, snap.queues, snap.channels) == ("STANDBY", [], [])
+        server.fail_reason = 2059  # any other reason is still a failure
+        with pytest.raises(RestHTTPError) as info:
+            backend(server, username=None, password=None).snapshot()
+        assert info.value.reason == 2059 and info.value.status == 503

@@ -11,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from exporter.mq.model import BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus
-from exporter.mq.runmqsc import MQSC_COMMANDS, RunmqscBackend, normalise_qmgr_status, parse_dspmq, parse_mqsc
+from exporter.systems.ibmmq.model import BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus
+from exporter.systems.ibmmq.parse import (
+    channels_from_mqsc,
+    normalise_qmgr_status,
+    parse_dspmq,
+    parse_mqsc,
+    queues_from_mqsc,
+)
+from exporter.systems.ibmmq.runmqsc import MQSC_COMMANDS, RunmqscBackend
+from exporter.systems.ibmmq.states import STATES
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "mq" / "runmqsc"
 
@@ -281,8 +289,9 @@ def test_nothing_recognisable():
 def test_parse_dspmq_fixtures():
     assert parse_dspmq(fixture("qm1_dspmq.txt")) == {"QM1": "RUNNING"}
     assert parse_dspmq(fixture("dspmq_many.txt")) == {
-        "QM1": "RUNNING", "QM2": "ENDED", "QM3": "ENDED", "QM4": "ENDED", "QM5": "STARTING", "QM6": "QUIESCING",
-        "QM7": "STANDBY", "QM8": "ELSEWHERE", "QM9": "ENDED", "QM10": "UNKNOWN", "QM11": "ENDED",
+        "QM1": "RUNNING", "QM2": "ENDED NORMALLY", "QM3": "ENDED IMMEDIATELY", "QM4": "ENDED UNEXPECTEDLY",
+        "QM5": "STARTING", "QM6": "QUIESCING", "QM7": "RUNNING AS STANDBY", "QM8": "RUNNING ELSEWHERE",
+        "QM9": "ENDING IMMEDIATELY", "QM10": "STATUS NOT AVAILABLE", "QM11": "ENDED PREEMPTIVELY",
         "qm.test_12": "RUNNING", "PAYMENTS.SETTLEMENT.PRODUCTION.QUEUE.MANAGER.000": "RUNNING",
     }
 
@@ -291,18 +300,30 @@ def test_parse_dspmq_odd_input():
     assert parse_dspmq("") == {}
     assert parse_dspmq("AMQ7048E: The queue manager name is either not valid or not known.\n") == {}
     assert parse_dspmq("QMNAME(QM1)\nQMNAME() STATUS(Running)\n    INSTANCE(a) MODE(Active)\n") == {"QM1": "UNKNOWN"}
-    assert parse_dspmq("QMNAME(QM1) STATUS(RUNNING AS STANDBY) DEFAULT(YES)\r\n") == {"QM1": "STANDBY"}
+    assert parse_dspmq("QMNAME(QM1) STATUS(RUNNING AS STANDBY) DEFAULT(YES)\r\n") == {"QM1": "RUNNING AS STANDBY"}
 
 
 @pytest.mark.parametrize("status, expected", [
-    ("Running", "RUNNING"), ("running", "RUNNING"), ("Running as standby", "STANDBY"),
-    ("Running elsewhere", "ELSEWHERE"), ("Starting", "STARTING"), ("Quiescing", "QUIESCING"),
-    ("Ended normally", "ENDED"), ("Ended immediately", "ENDED"), ("Ended unexpectedly", "ENDED"),
-    ("Ending immediately", "ENDED"), ("Ending pre-emptively", "ENDED"), ("Status not available", "UNKNOWN"),
-    ("Replica", "UNKNOWN"), ("", "UNKNOWN"), ("Aktiv", "UNKNOWN"),
+    ("Running", "RUNNING"), ("running", "RUNNING"), ("Running as standby", "RUNNING AS STANDBY"),
+    ("Running elsewhere", "RUNNING ELSEWHERE"), ("RUNNING ELSEWHERE", "RUNNING ELSEWHERE"), ("Starting", "STARTING"),
+    ("Quiescing", "QUIESCING"), ("Ended normally", "ENDED NORMALLY"), ("Ended immediately", "ENDED IMMEDIATELY"),
+    ("Ended unexpectedly", "ENDED UNEXPECTEDLY"), ("Ending immediately", "ENDING IMMEDIATELY"),
+    ("Ending pre-emptively", "ENDING PREEMPTIVELY"), ("ENDED PREEMPTIVELY", "ENDED PREEMPTIVELY"),
+    ("ENDED PRE-EMPTIVELY", "ENDED PREEMPTIVELY"), ("Status not available", "STATUS NOT AVAILABLE"),
+    ("Replica", "REPLICA"), ("REPLICA", "REPLICA"), ("Negotiating", "NEGOTIATING"),
+    ("Recovery group leader", "RECOVERY GROUP LEADER"), ("", "UNKNOWN"), ("Aktiv", "UNKNOWN"),
 ])
 def test_normalise_qmgr_status(status: str, expected: str):
     assert normalise_qmgr_status(status) == expected
+
+
+def test_blocks_to_the_model():
+    blocks = [{"QUEUE": "A", "TYPE": "QLOCAL", "MAXDEPTH": "5000"},
+              {"QUEUE": "A", "TYPE": "QUEUE", "CURDEPTH": "7", "MSGAGE": ""},
+              {"CHANNEL": "C", "CHLTYPE": "SDR", "STATUS": "retrying", "CONNAME": "h(1)"},
+              {"CHANNEL": "D", "CHLTYPE": "SDR"}]  # defined, no status: not an instance
+    assert queues_from_mqsc(blocks) == [QueueStatus("A", depth=7, max_depth=5000)]
+    assert channels_from_mqsc(blocks) == [ChannelState("C", "RETRYING", "SDR", "h(1)")]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -435,8 +456,9 @@ def test_numbers_that_do_not_parse_are_none(mq: StandIns):
 
 
 @pytest.mark.parametrize("status, expected", [
-    ("Ended normally", "ENDED"), ("Running as standby", "STANDBY"), ("Starting", "STARTING"),
-    ("Quiescing", "QUIESCING"), ("Running elsewhere", "ELSEWHERE"), ("Status not available", "UNKNOWN"),
+    ("Ended normally", "ENDED NORMALLY"), ("Running as standby", "RUNNING AS STANDBY"), ("Starting", "STARTING"),
+    ("Quiescing", "QUIESCING"), ("Running elsewhere", "RUNNING ELSEWHERE"), ("Replica", "REPLICA"),
+    ("Ending immediately", "ENDING IMMEDIATELY"), ("Status not available", "STATUS NOT AVAILABLE"),
 ])
 def test_not_running_skips_runmqsc(mq: StandIns, status: str, expected: str):
     mq.set_dspmq("QMNAME(QM1)".ljust(58) + f"STATUS({status})\n")
@@ -579,8 +601,7 @@ def test_fuzz_parsers_never_raise():
         _check_shape(blocks, errors)
         statuses = parse_dspmq(text)
         assert isinstance(statuses, dict)
-        assert all(isinstance(k, str) and v in {"RUNNING", "STARTING", "QUIESCING", "STANDBY", "ELSEWHERE",
-                                                "ENDED", "UNKNOWN"} for k, v in statuses.items())
+        assert all(isinstance(k, str) and v in STATES for k, v in statuses.items())
     assert time.monotonic() - started < 20  # ~2 s here; generous for slow CI machines
 
 

@@ -25,9 +25,9 @@ from typing import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.collector import Context
-from exporter.collectors.host import HostCollector
-from exporter.metrics import MetricBatch
+from exporter.core.collector import Context
+from exporter.core.metrics import MetricBatch
+from exporter.systems.host.collector import HostCollector
 
 pytestmark = pytest.mark.integration
 
@@ -207,7 +207,7 @@ def measurement(node_exporter: NodeExporter, tmp_path_factory) -> Measurement:
 
 
 def _fmt_labels(names: tuple[str, ...], values: tuple[str, ...]) -> str:
-    return "{" + ",".join(f'{k}="{v}"' for k, v in zip(names, values)) + "}" if names else ""
+    return "{" + ",".join(f'{k}="{v}"' for k, v in zip(names, values, strict=True)) + "}" if names else ""
 
 
 def _le(a: float, b: float) -> bool:

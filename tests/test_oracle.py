@@ -11,14 +11,19 @@ import socket
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
-from exporter.collector import Context
-from exporter.collectors.oracle import OracleCollector, OracleCollectorSettings, mount_of
+from exporter.core.collector import Context
+from exporter.core.fanout import target_limit
+from exporter.systems.oracle import checks
+from exporter.systems.oracle.checks import GuideThresholds
+from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
+from exporter.systems.oracle.parse import Mount, int_option, mount_of, parse_mounts, parse_options
 
-from .conftest import collect, install_fake_oracledb, FIXTURES, REPO, require_binary
+from .conftest import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
 
 FIX = FIXTURES / "oracle"
 FAKES = REPO / "tests" / "fakes"
@@ -258,8 +263,8 @@ def test_extra_queries_are_added(fake_db, tmp_path):
 
 
 def test_mount_lookup():
-    mounts = [("/dev/root", "/", "ext4", "rw"), ("f:/a", "/u01", "nfs", "hard"), ("f:/b", "/u01/data", "nfs", "soft"),
-              ("f:/c", "/u011", "nfs", "hard")]
+    mounts = [Mount(*m) for m in [("/dev/root", "/", "ext4", "rw"), ("f:/a", "/u01", "nfs", "hard"),
+                                  ("f:/b", "/u01/data", "nfs", "soft"), ("f:/c", "/u011", "nfs", "hard")]]
     assert mount_of("/u01/data/x", mounts)[1] == "/u01/data"
     assert mount_of("/u01/other", mounts)[1] == "/u01"
     assert mount_of("/u011/x", mounts)[1] == "/u011"
@@ -328,3 +333,147 @@ def test_missing_mount_table_skips_only_the_file_system_checks(fake_db, tmp_path
     assert "cannot read the mount table" in batch.errors["mounts"]
     assert _v(samples, "up", database="opcdb") == 1
     assert not any(name == "middleware_oracle_nfs_mount_follows_guide" for name, _ in samples)
+
+
+# ---- pure parsing (parse.py) --------------------------------------------------------------------------------------
+def test_mount_table_decodes_escapes_and_skips_short_lines():
+    text = "/dev/sdb1 /u03/arch\\040log xfs rw,relatime 0 0\nbroken line\nf:/v\\134x /u01 nfs hard,vers=3 0 0\n"
+    assert parse_mounts(text) == [Mount("/dev/sdb1", "/u03/arch log", "xfs", "rw,relatime"),
+                                  Mount("f:/v\\x", "/u01", "nfs", "hard,vers=3")]
+    assert parse_mounts((FIX / "proc" / "mounts").read_text())[2].mountpoint == "/u01/oradata"
+
+
+def test_mount_options():
+    options = parse_options("rw,vers=4.1,rsize=1048576,soft,timeo=x")
+    assert options == {"rw": "", "vers": "4.1", "rsize": "1048576", "soft": "", "timeo": "x"}
+    assert int_option(options, "rsize") == 1048576
+    assert int_option(options, "timeo") == 0 and int_option(options, "wsize") == 0  # not a number, absent
+
+
+def test_nfs_findings_option_by_option():
+    guide = GuideThresholds()
+    good = "rw,bg,hard,nointr,forcedirectio,proto=tcp,vers=3,rsize=32768,wsize=32768,timeo=600"
+    assert all(checks.nfs_findings(good, False, guide).values())
+    bad = checks.nfs_findings("rw,soft,proto=udp,nfsvers=4,rsize=8192,wsize=8192,timeo=60", False, guide)
+    assert not any(bad.values())
+    assert checks.nfs_findings("rw,soft", True, guide)["direct_io"]  # filesystemio_options=directio/setall
+    assert checks.nfs_findings("rw,nfsvers=3.0", False, guide)["vers"]
+
+
+# ---- the checks declare what they read (checks.py) ---------------------------------------------------------------
+class _Results:
+    """Stands in for a QueryRunner's last samples."""
+
+    def __init__(self, samples: dict[str, list]) -> None:
+        self._samples = samples
+
+    def samples(self, metric: str) -> list:
+        return self._samples.get(metric, [])
+
+
+_ALL_INPUTS = {
+    checks.PARAMETER_VALUE.name: [(v, {"name": n}) for n, v in [
+        ("log_buffer", 65536), ("db_writer_processes", 4), ("sga_target", 2**30), ("sga_max_size", 2**30),
+        ("processes", 150), ("db_file_multiblock_read_count", 16), ("memory_target", 0)]],
+    checks.PARAMETER_INFO.name: [(1, {"name": "filesystemio_options", "value": "setall", "isdefault": "FALSE"})],
+    checks.REDO_GROUP_SIZE.name: [(20 * 2**20, {"thread": "1", "log_group": str(g)}) for g in (1, 2, 3)],
+    checks.HOST_CPUS.name: [(16, {})], checks.HOST_CPU_CORES.name: [(8, {})], checks.HOST_MEMORY.name: [(2**31, {})],
+}
+_EVERY_CHECK = SimpleNamespace(name="db", hpom=True, dedicated_host=True, local_files="auto")
+
+
+def _finding(check, samples: dict):
+    return check.evaluate(checks.Inputs.read(_Results(samples)), GuideThresholds())
+
+
+@pytest.mark.parametrize("check", checks.CHECKS, ids=lambda c: c.name)
+def test_a_check_reads_exactly_what_it_declares(check):
+    declared = {m.name for need in check.needs for m in (need if isinstance(need, tuple) else (need,))}
+    only_declared = {name: rows for name, rows in _ALL_INPUTS.items() if name in declared}
+    assert _finding(check, only_declared) is not None  # nothing undeclared is needed
+    for need in check.needs:  # and every declared input is needed
+        group = {m.name for m in (need if isinstance(need, tuple) else (need,))}
+        assert _finding(check, {k: v for k, v in only_declared.items() if k not in group}) is None, need
+
+
+def _queries_without(*dropped: str) -> list:
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    queries = load_queries(REPO / "exporter" / "systems" / "oracle" / "queries.yaml")
+    return [q for q in queries if q.name not in dropped]
+
+
+def test_the_built_in_queries_serve_every_check():
+    checks.require_inputs(_queries_without(), [_EVERY_CHECK], "built-in")
+
+
+def test_a_query_list_that_drops_a_check_input_is_refused_naming_the_check():
+    with pytest.raises(ValueError) as info:
+        checks.require_inputs(_queries_without("parameters"), [_EVERY_CHECK], "queries_file site.yaml")
+    message = str(info.value)
+    assert message.startswith("queries_file site.yaml: no query produces what these guide checks read")
+    assert "log_buffer reads middleware_oracle_parameter_value{name}" in message
+    assert "nfs_mounts reads middleware_oracle_parameter_info{name,value}" in message
+    assert "redo_group" not in message
+    with pytest.raises(ValueError, match=r"db_writer_processes reads middleware_oracle_host_cpu_cores or "
+                                         r"middleware_oracle_host_cpus"):
+        checks.require_inputs(_queries_without("host"), [_EVERY_CHECK], "q")
+
+
+def test_only_the_checks_of_configured_databases_need_their_inputs():
+    queries = _queries_without()
+    host = next(q for q in queries if q.name == "host")
+    host.metrics = [m for m in host.metrics if m.name != checks.HOST_MEMORY.name]  # cpus and cores only
+    plain = SimpleNamespace(name="db", hpom=False, dedicated_host=False, local_files="no")
+    checks.require_inputs(queries, [plain], "q")
+    with pytest.raises(ValueError, match="sga_share_of_memory reads middleware_oracle_host_memory_bytes"):
+        checks.require_inputs(queries, [plain, _EVERY_CHECK], "q")
+
+
+def test_a_check_input_needs_the_labels_the_check_reads():
+    queries = _queries_without()
+    parameters = next(q for q in queries if q.name == "parameters")
+    parameters.metrics[0].labels = ["parameter"]  # middleware_oracle_parameter_value{parameter}: no `name`
+    with pytest.raises(ValueError, match=r"log_buffer reads middleware_oracle_parameter_value\{name\}"):
+        checks.require_inputs(queries, [_EVERY_CHECK], "q")
+
+
+def _site_queries(tmp_path, dropped: str) -> str:
+    data = yaml.safe_load((REPO / "exporter" / "systems" / "oracle" / "queries.yaml").read_text())
+    kept = [q for q in data["queries"] if q["name"] != dropped]
+    path = tmp_path / f"without-{dropped}.yaml"
+    path.write_text(yaml.safe_dump({"queries": kept}))
+    restore = tmp_path / f"only-{dropped}.yaml"
+    restore.write_text(yaml.safe_dump({"queries": [q for q in data["queries"] if q["name"] == dropped]}))
+    return str(path), str(restore)
+
+
+def _check_config(tmp_path, oracle: dict) -> subprocess.CompletedProcess:
+    path = tmp_path / "check.yaml"
+    path.write_text(yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
+                                                   "oracle": oracle}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+    return subprocess.run([sys.executable, "-m", "exporter", "check-config", "--config", str(path)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_check_config_fails_naming_the_check_a_site_queries_file_drops(tmp_path):
+    without, only = _site_queries(tmp_path, "redo_groups")
+    result = _check_config(tmp_path, _settings(queries_file=without))
+    assert result.returncode == 2, result.stderr
+    assert f"collectors.oracle: cannot start: queries_file {without}" in result.stderr
+    assert "redo_groups_per_thread reads middleware_oracle_redo_group_size_bytes{thread}" in result.stderr
+    assert "redo_group_size reads" in result.stderr
+    # the same query given back through extra_queries_file: the checks have their inputs again
+    result = _check_config(tmp_path, _settings(queries_file=without, extra_queries_file=only))
+    assert result.returncode == 0, result.stderr
+    assert "configuration OK" in result.stderr
+
+
+# ---- the per-database fan-out (core.fanout) ----------------------------------------------------------------------
+def test_a_database_deadline_is_its_budget_capped_by_the_collector_timeout():
+    # the budget: connect 10 s + 9 queries x 5 s + 2 x 5 s for the file-location lookup = 65 s
+    short = _collector(_settings(timeout="30s"))
+    assert [db.deadline for db in short.databases] == [target_limit(30.0)] * 2 == [28.0, 28.0]
+    long = _collector(_settings(interval="300s", timeout="300s"))
+    assert [db.deadline for db in long.databases] == [65.0, 65.0]

@@ -11,10 +11,10 @@ import pytest
 sqlglot = pytest.importorskip("sqlglot")
 from sqlglot import exp  # noqa: E402
 
-from exporter.collectors.oracle import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
-from exporter.sqlmetrics import load_queries  # noqa: E402
+from exporter.systems.oracle.collector import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
+from exporter.systems.oracle.querymetrics import load_queries  # noqa: E402
 
-QUERIES = Path(__file__).resolve().parent.parent / "exporter" / "queries"
+SYSTEMS = Path(__file__).resolve().parent.parent / "exporter" / "systems"
 
 # Columns of the dynamic performance views as the Oracle Database Reference documents them for 10gR2 (the oldest
 # release the queries target); later releases only add columns (CON_ID, ...), which the queries avoid.
@@ -109,9 +109,10 @@ def problems(sql: str) -> list[str]:
 
 
 def _shipped() -> list[tuple[str, str]]:
-    statements = [("oracle.py:FILE_DIRECTORIES_SQL", FILE_DIRECTORIES_SQL), ("oracle.py:HOST_NAME_SQL", HOST_NAME_SQL)]
-    for path in sorted(QUERIES.glob("*.yaml")):
-        statements += [(f"{path.name}:{q.name}", q.sql) for q in load_queries(path)]
+    statements = [("oracle/collector.py:FILE_DIRECTORIES_SQL", FILE_DIRECTORIES_SQL),
+                  ("oracle/collector.py:HOST_NAME_SQL", HOST_NAME_SQL)]
+    for path in sorted(SYSTEMS.glob("*/queries.yaml")):
+        statements += [(f"{path.parent.name}/{path.name}:{q.name}", q.sql) for q in load_queries(path)]
     return statements
 
 
@@ -122,7 +123,7 @@ def test_shipped_sql_is_valid_oracle(where, sql):
 
 def test_every_shipped_file_has_queries():
     names = {w.split(":")[0] for w, _ in _shipped()}
-    assert {"oracle.yaml", "hpom.yaml"} <= names
+    assert {"oracle/queries.yaml", "hpom/queries.yaml"} <= names
 
 
 @pytest.mark.parametrize("sql,expected", [

@@ -7,9 +7,9 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.collector import Context
-from exporter.collectors.process import ProcessCollector
-from exporter.metrics import MetricBatch
+from exporter.core.collector import Context
+from exporter.core.metrics import MetricBatch
+from exporter.systems.process.collector import ProcessCollector
 
 from .conftest import SLEEP, wait_for_comm
 
@@ -59,7 +59,7 @@ def test_children_are_not_counted_into_the_parent_group(spawn, tmp_path):
 
 
 def test_queue_manager_label_from_command_line(spawn):
-    for qmgr, arg in (("QM1", "-m QM1"), ("QM.PAY", "-mQM.PAY")):
+    for arg in ("-m QM1", "-mQM.PAY"):
         proc = spawn("amqzxma0", *arg.split(), python_code="import time; time.sleep(120)")
         wait_for_comm(proc, "amqzxma0")
     samples = _samples(_collector())

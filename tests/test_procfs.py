@@ -1,13 +1,28 @@
-"""Parsers for /proc text across kernel generations, and the host collector's handling of their differences."""
+"""Parsers for /proc text across kernel generations, the host collector's handling of their differences, and the
+process table shared by the collectors that read processes."""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 import pytest
 
-from exporter.collector import Context
-from exporter.collectors.host import HostCollector
-from exporter.metrics import MetricBatch
-from exporter.procfs import parse_diskstats, parse_meminfo, parse_pid_stat, parse_stat
+from exporter.cli import build_collectors
+from exporter.core import procfs
+from exporter.core.collector import Context
+from exporter.core.metrics import MetricBatch
+from exporter.core.procfs import ProcessTable, parse_pid_stat, walk_processes
+from exporter.core.scheduler import Scheduler
+from exporter.registry import load
+from exporter.systems.host.collector import HostCollector
+from exporter.systems.host.parse import parse_diskstats, parse_meminfo, parse_stat
+from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.process.collector import ProcessCollector
+from exporter.systems.vhi.collector import VhiCollector, VhiSettings
+
+from .conftest import FIXTURES
 
 
 def test_stat_of_an_old_kernel_without_steal_and_guest_columns():
@@ -109,3 +124,142 @@ def test_memory_on_a_kernel_without_memavailable(tmp_path):
     assert samples["middleware_host_memory_available_bytes"] == 310 * 1024
     assert samples["middleware_host_memory_used_bytes"] == 690 * 1024
     assert samples["middleware_host_swap_used_bytes"] == 30 * 1024
+
+
+# ---- the shared process table --------------------------------------------------------------------------------
+HOST1_PROC = FIXTURES / "host1" / "proc"
+
+
+def test_walk_reads_names_and_skips_what_it_cannot_read():
+    # The recorded tree has no comm files (as on kernels before 2.6.33): names come from stat.
+    entries = {e.pid: e for e in walk_processes(str(HOST1_PROC))}
+    assert 9999 not in entries, "a stat file without '(name)' is left out"
+    assert 9998 not in entries, "a pid directory without stat (the process exited mid-walk) is left out"
+    assert entries[3103].comm == "opcuiwww" and entries[3103].stat().state == "Z"
+    assert entries[7002].comm == "weird ) name" and entries[7001].comm == "(sd-pam)"
+    stat = entries[2301].stat()
+    assert (stat.pid, stat.comm, stat.utime, stat.stime, stat.threads) == (2301, "opcmsgm", 812345, 123456, 14)
+    assert entries[2301].path == os.path.join(str(HOST1_PROC), "2301")
+
+
+def _proc_dir(root, pid: int, comm: str, state: str = "S", comm_file: bool = True) -> None:
+    directory = root / str(pid)
+    directory.mkdir()
+    (directory / "stat").write_text(f"{pid} ({comm}) {state}" + " 7" * 49 + "\n")
+    if comm_file:
+        (directory / "comm").write_text(comm + "\n")
+
+
+def test_walk_reads_comm_and_stat_only_on_demand(tmp_path):
+    _proc_dir(tmp_path, 5, "opc msgm")
+    _proc_dir(tmp_path, 6, "oldkernel", comm_file=False)
+    (tmp_path / "7").mkdir()  # exited between the listing and the read
+    (tmp_path / "self").mkdir()
+    entries = {e.pid: e for e in walk_processes(str(tmp_path))}
+    assert sorted(entries) == [5, 6]
+    assert entries[5].comm == "opc msgm" and entries[6].comm == "oldkernel"
+    (tmp_path / "5" / "stat").unlink()
+    assert entries[5].stat() is None, "exited after the walk: no numbers"
+    assert entries[6].stat().utime == 7
+
+
+def test_entry_parses_a_garbled_stat_line_as_none(tmp_path):
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "comm").write_text("opcmsgm\n")
+    (tmp_path / "42" / "stat").write_text("42 (opcmsgm) S 1 2 3 not-a-number\n")
+    [entry] = walk_processes(str(tmp_path))
+    assert entry.comm == "opcmsgm"
+    assert entry.stat() is None
+
+
+def test_cmdline_is_read_once_per_walk(tmp_path):
+    _proc_dir(tmp_path, 7, "amqzxma0")
+    (tmp_path / "7" / "cmdline").write_bytes(b"amqzxma0\0-m\0QM1\0")
+    table = ProcessTable(str(tmp_path))
+    [entry] = table.snapshot("process")
+    assert entry.cmdline() == "amqzxma0 -m QM1"
+    (tmp_path / "7" / "cmdline").unlink()
+    assert table.snapshot("vhi")[0].cmdline() == "amqzxma0 -m QM1", "a second reader of the walk reuses it"
+    assert table.snapshot("process")[0].cmdline() == "", "a new walk reads it again (gone now)"
+
+
+def test_readers_of_one_interval_share_a_walk_and_a_stale_one_is_read_again():
+    now = [1000.0]
+    table = ProcessTable(str(HOST1_PROC), max_age=5.0, clock=lambda: now[0])
+    first = table.snapshot("process")
+    now[0] += 1
+    assert table.snapshot("vhi") is first and table.snapshot("hpom") is first
+    assert table.walks == 1
+    # the same reader again: a new walk, which the others then share
+    second = table.snapshot("process")
+    assert table.walks == 2 and second is not first
+    assert table.snapshot("vhi") is second
+    # past the freshness window: walked again even for a reader that has not had the last walk
+    now[0] += 5.5
+    assert table.snapshot("hpom") is not second
+    assert table.walks == 3
+
+
+def test_a_reader_never_gets_the_same_walk_twice(tmp_path):
+    _proc_dir(tmp_path, 1, "init")
+    table = ProcessTable(str(tmp_path))
+    assert [e.comm for e in table.snapshot("process")] == ["init"]
+    _proc_dir(tmp_path, 2, "opcuiwww")
+    assert sorted(e.comm for e in table.snapshot("process")) == ["init", "opcuiwww"]
+
+
+def _three_collectors(context: Context):
+    process = ProcessCollector(ProcessCollector.Settings(), context)
+    vhi = VhiCollector(VhiSettings(enabled=True), context)
+    hpom = HpomCollector(HpomSettings(enabled=True, queue_dir="/nonexistent", opcsv=None, ovc=None, ovconfget=None,
+                                      msi_programs=["opcmsgm", "opcuiwww"]), context)
+    return process, vhi, hpom
+
+
+def test_three_collectors_collecting_at_once_walk_proc_once():
+    context = Context(procfs=str(HOST1_PROC))
+    collectors = _three_collectors(context)
+    walks = []
+    original = procfs.walk_processes
+
+    def counting_walk(root):
+        walks.append(threading.current_thread().name)
+        time.sleep(0.2)  # a slow walk: the others arrive while it runs and wait for it
+        return original(root)
+
+    barrier = threading.Barrier(len(collectors))
+    results = {}
+
+    def run(collector):
+        batch = MetricBatch(collector.specs())
+        barrier.wait()
+        collector.collect(batch)
+        results[collector.name] = {s.name + str(sorted(s.labels.items())): s.value
+                                   for f in batch.families() for s in f.samples}
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(procfs, "walk_processes", counting_walk)
+        for _ in range(2):  # two intervals
+            threads = [threading.Thread(target=run, args=(c,)) for c in collectors]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    assert len(walks) == 2, f"one walk per interval for three collectors, not {len(walks)}"
+    assert context.processes.walks == 2
+    # and each read what it always read from that tree
+    assert results["process"]["middleware_process_scanned_processes[]"] == 20
+    assert results["vhi"]["middleware_vhi_session_server_processes[]"] == 1
+    assert results["hpom"]["middleware_hpom_msi_program_processes[('program', 'opcuiwww')]"] == 2  # not the zombie
+
+
+def test_the_exporter_gives_all_its_collectors_one_process_table(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("collectors:\n  vhi:\n    enabled: true\n  hpom:\n    enabled: true\n"
+                      "    msi_programs: [opcmsgm]\n    opcsv: null\n    ovc: null\n    ovconfget: null\n")
+    collectors = build_collectors(load(config, environ={}, overrides={("paths", "procfs"): str(HOST1_PROC)}))
+    readers = [c for c in collectors if c.name in ("process", "vhi", "hpom")]
+    assert len(readers) == 3
+    assert len({id(c.context.processes) for c in collectors}) == 1
+    Scheduler(collectors).run_once()
+    assert readers[0].context.processes.walks == 1

@@ -6,11 +6,12 @@ import time
 
 import pytest
 
-from exporter.runner import CommandError, CommandNotFound, CommandTimeout, run_command
+from exporter.core.runner import CommandError, CommandNotFound, CommandTimeout, run_command
 
 
 def test_output_and_exit_status():
-    result = run_command([sys.executable, "-c", "import sys; print('is running'); sys.stderr.write('warn'); sys.exit(3)"],
+    script = "import sys; print('is running'); sys.stderr.write('warn'); sys.exit(3)"
+    result = run_command([sys.executable, "-c", script],
                          timeout=10)
     assert result.returncode == 3
     assert result.stdout == "is running\n" and result.stderr == "warn"

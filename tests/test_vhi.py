@@ -10,9 +10,10 @@ import time
 
 import pytest
 
-from exporter.collector import Context
-from exporter.collectors.vhi import VhiCollector, VhiSettings, parse_cpu_list, parse_tcp
-from exporter.metrics import MetricBatch
+from exporter.core.collector import Context
+from exporter.core.metrics import MetricBatch
+from exporter.systems.vhi.collector import VhiCollector, VhiSettings
+from exporter.systems.vhi.parse import parse_cpu_list, parse_tcp
 
 from .conftest import wait_for_comm
 

@@ -1,7 +1,7 @@
 """A small stand-in for IBM MQ's mqweb server (administrative REST API) on 127.0.0.1, for tests.
 
-It answers, from an in-memory queue manager, the requests ``exporter.mq.rest`` makes, in the shapes IBM documents
-(see the sources in ``exporter/mq/rest.py``):
+It answers, from an in-memory queue manager, the requests ``exporter.systems.ibmmq.rest`` makes, in the shapes
+IBM documents (see the sources in ``docs/notes/ibmmq.md``):
 
 * ``GET /ibmmq/rest/{v1,v2,v3}/admin/qmgr/{qmgr}`` -> ``{"qmgr": [{"name": ..., "state": ...}]}``
 * ``GET /ibmmq/rest/v1/admin/qmgr/{qmgr}/queue?type=local&status=...&attributes=...`` -> ``{"queue": [...]}``
@@ -14,7 +14,8 @@ Switches (plain attributes, change them at any time): ``username``/``password`` 
 the header had been stripped on the way), ``delay`` (seconds before answering), ``item_error_queue`` (that queue's
 DISPLAY QSTATUS item fails with completion code 2), ``garbage`` (a non-JSON body), ``garbage_json`` (JSON of the
 wrong shape), ``fail_status`` (answer every request whose path or MQSC qualifier contains ``fail_match`` with that
-status and an MQWB error; 3xx is a redirect), ``mqsc_in_v1`` (False: an mqweb 9.0 that rejects runCommandJSON).
+status and an MQWB error, with ``fail_reason`` as its reasonCode when set; 3xx is a redirect), ``mqsc_in_v1``
+(False: an mqweb 9.0 that rejects runCommandJSON).
 
 ``tls=True`` serves HTTPS with a throw-away self-signed certificate made by the ``openssl`` binary
 (``openssl_available()``); ``ca_file`` is then the certificate to trust.  ``client_ca`` makes the server require a
@@ -53,6 +54,9 @@ class FakeQueue:
     msgage: int | None = 0  # MSGAGE; None = queue monitoring off (blank)
     ipprocs: int = 0
     opprocs: int = 0
+    # How runCommandJSON renders a blank MSGAGE (msgage None): "" (empty string), " " (a blank), or "missing"
+    # (no msgage key).  IBM does not document which; the exporter must take all three as "no age".
+    blank_msgage: str = ""
 
 
 @dataclass
@@ -206,8 +210,9 @@ class _Handler(BaseHTTPRequestHandler):
             if 300 <= status < 400:
                 return self._send(status, b"", headers={"Location": "http://127.0.0.1:1/elsewhere"})
             msg_id = {400: "MQWB0120E", 404: "MQWB0009E"}.get(status, "MQWB0004E")
+            reason = fake.fail_reason if fake.fail_reason is not None else 2058 if status == 404 else 0
             return self._json(status, mqwb_error(msg_id, fake.fail_message, "Failure requested by the test.",
-                                                 "None.", reason=2058 if status == 404 else 0, completion=2))
+                                                 "None.", reason=reason, completion=2))
         if fake.garbage:
             return self._send(200, b"<html><body>Service Unavailable</body></html>", "text/html")
         if fake.garbage_json:
@@ -284,10 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
                 if qualifier == "qstatus" and queue.name == fake.item_error_queue:
                     items.append(_failed(fake.item_error_reason, f"AMQ8135E: Not authorized ({queue.name})."))
                 elif qualifier == "qstatus":
-                    items.append(_ok(pick({"queue": queue.name, "type": "QUEUE", "curdepth": queue.depth,
-                                           "ipprocs": queue.ipprocs, "opprocs": queue.opprocs,
-                                           "msgage": "" if queue.msgage is None else queue.msgage},
-                                          ("queue", "type"))))
+                    parameters = {"queue": queue.name, "type": "QUEUE", "curdepth": queue.depth,
+                                  "ipprocs": queue.ipprocs, "opprocs": queue.opprocs,
+                                  "msgage": queue.blank_msgage if queue.msgage is None else queue.msgage}
+                    if queue.msgage is None and queue.blank_msgage == "missing":
+                        del parameters["msgage"]
+                    items.append(_ok(pick(parameters, ("queue", "type"))))
                 else:
                     items.append(_ok(pick({"queue": queue.name, "type": "QLOCAL", "maxdepth": queue.max_depth,
                                            "curdepth": queue.depth}, ("queue", "type"))))
@@ -334,6 +341,7 @@ class FakeMqweb:
         self.fail_status: int | None = None
         self.fail_match = ""
         self.fail_message = "Failure requested by the test."
+        self.fail_reason: int | None = None
         self.mqsc_in_v1 = True
         self.versions = versions
         self.tls = tls

@@ -20,7 +20,9 @@ YAML fixture named by $FAKE_ORACLEDB_FIXTURE, read on every call so that a test 
     databases:                               # optional: per-dsn sections with the keys above
       "dbhost:1521/orcl": {queries: [...]}
 
-A row value "@hostname" is replaced by this machine's host name.
+A row value "@hostname" is replaced by this machine's host name.  Before any fixture is consulted, every statement
+is type-checked against the column types in schema.yaml (sqltypes.py): comparing a NUMBER column with a DATE fails
+with ORA-00932 as it does on a real database.
 
 Each connect attempt is appended to $FAKE_ORACLEDB_LOG (one line: "acquire <user>"), so tests can count login
 attempts.  Selected from a test by putting tests/fakes first on PYTHONPATH, or by patching sys.modules.
@@ -34,6 +36,8 @@ import socket
 import time
 
 import yaml
+
+from . import sqltypes
 
 __version__ = "0.0-fake"
 
@@ -94,6 +98,10 @@ class Cursor:
         for bind in params:
             if f":{bind}" not in sql:
                 raise DatabaseError(f"DPY-4008: no bind placeholder named \":{bind}\" was found in the SQL text")
+        try:
+            sqltypes.check(sql, params)  # Oracle refuses a NUMBER compared with a DATE before it reads any row
+        except sqltypes.TypeMismatch as exc:
+            raise DatabaseError(str(exc)) from None
         for entry in _fixture(self._conn.dsn).get("queries", []):
             if entry["match"].lower() in sql.lower():
                 break

@@ -1,0 +1,61 @@
+"""The collectors this exporter ships and the typed configuration that lists them.
+
+This is the one module that knows every source system; ``exporter.cli`` and the reference generator import it,
+nothing in ``exporter.core`` does.  Adding a system means a field in :class:`CollectorsSettings`, an entry in its
+``collectors()`` and in ``COLLECTORS`` (exposition order).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from pydantic import Field
+
+from .core.collector import Collector
+from .core.config import LogSettings, PathSettings, WebSettings, load_config
+from .core.settings import CollectorSettings, StrictModel
+from .systems.domino.collector import DominoCollector, DominoSettings
+from .systems.host.collector import HostCollector, HostSettings
+from .systems.hpom.collector import HpomCollector, HpomSettings
+from .systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from .systems.oracle.collector import OracleCollector, OracleCollectorSettings
+from .systems.process.collector import ProcessCollector, ProcessSettings
+from .systems.vhi.collector import VhiCollector, VhiSettings
+
+COLLECTORS: tuple[type[Collector], ...] = (HostCollector, ProcessCollector, HpomCollector, OracleCollector,
+                                          IbmmqCollector, VhiCollector, DominoCollector)
+
+
+class CollectorsSettings(StrictModel):
+    """One section per collector (``collectors.<name>`` in the YAML file)."""
+
+    host: HostSettings = Field(default_factory=HostSettings, description=HostCollector.description)
+    process: ProcessSettings = Field(default_factory=ProcessSettings, description=ProcessCollector.description)
+    hpom: HpomSettings = Field(default_factory=HpomSettings, description=HpomCollector.description)
+    oracle: OracleCollectorSettings = Field(default_factory=OracleCollectorSettings,
+                                            description=OracleCollector.description)
+    ibmmq: IbmmqSettings = Field(default_factory=IbmmqSettings, description=IbmmqCollector.description)
+    vhi: VhiSettings = Field(default_factory=VhiSettings, description=VhiCollector.description)
+    domino: DominoSettings = Field(default_factory=DominoSettings, description=DominoCollector.description)
+
+    def collectors(self) -> list[tuple[type[Collector], CollectorSettings]]:
+        """Every collector class with its settings, in exposition order."""
+        return [(HostCollector, self.host), (ProcessCollector, self.process), (HpomCollector, self.hpom),
+                (OracleCollector, self.oracle), (IbmmqCollector, self.ibmmq), (VhiCollector, self.vhi),
+                (DominoCollector, self.domino)]
+
+
+class Config(StrictModel):
+    """The whole configuration file."""
+
+    web: WebSettings = Field(default_factory=WebSettings)
+    paths: PathSettings = Field(default_factory=PathSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+    collectors: CollectorsSettings = Field(default_factory=CollectorsSettings)
+
+
+def load(path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None,
+         overrides: dict[tuple[str, ...], Any] | None = None) -> Config:
+    """Read and validate the configuration (file, then environment, then flags); see ``core.config``."""
+    return load_config(Config, path, environ, overrides)

@@ -1,0 +1,1 @@
+"""Domino servers: statistics from the console's `show stat`."""

@@ -1,0 +1,278 @@
+"""HCL (formerly IBM/Lotus) Domino server statistics from the server console command ``show stat``.
+
+One *source*, ``show_stat``: the configured ``command`` (an argument list, no shell), e.g. ``server -c "show stat"``
+run as the server's user from its data directory, or a site script printing the same text.  Every numeric
+statistic that passes ``include``/``exclude`` becomes ``middleware_domino_statistic{name}``, and the few that
+operators and the guide watch get their own gauges.  No command configured, or a binary that is not there,
+reports ``middleware_domino_source_present 0`` quietly; a command that fails or prints no statistics gives
+``middleware_domino_source_success 0`` and the error in /api/v1/collectors.  Label cardinality is bounded
+(include/exclude, :data:`MAX_STATISTICS`, text values only for a few fixed names).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from fnmatch import translate
+
+from pydantic import Field, field_validator, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.runner import CommandError, run_command
+from ...core.settings import CollectorSettings, Duration
+from ...core.sources import SourceMetrics, check_command_timeout, run_source
+from .parse import LOCALES, NumberFormat, ShowStat, locale_format, read_show_stat
+
+P = f"{NAMESPACE}_domino"
+SOURCE = "show_stat"
+
+# At most this many statistics are exposed per run (a runaway output or a too-wide include cannot flood Prometheus).
+MAX_STATISTICS = 5000
+
+# Text values longer than this are cut in the info label.
+MAX_TEXT_VALUE = 200
+
+DEFAULT_INCLUDE = ["Server.*", "Mail.*", "Mem.*", "Database.*", "Disk.*", "Platform.*", "Replica.*", "Agent.*",
+                   "Http.*", "NET.*"]
+
+# Text statistics exposed as info labels (only these, and numbers whose reading is undecided: text labels must stay
+# bounded).
+INFO_NAMES = ["Server.Version.*", "Server.Name", "Server.Time.Start"]
+
+# How many undecided numbers the source error names as examples.
+MAX_EXAMPLES = 3
+
+# thousands_separator: the accepted spellings and the NumberFormat class each stands for.
+_THOUSANDS = {",": ",", ".": ".", "'": "'", "\u2019": "'", " ": " ", "\u00a0": " ", "\u202f": " ", "space": " ",
+              "none": "", "": ""}
+
+
+def _globs(patterns: list[str]) -> re.Pattern[str]:
+    """One case-insensitive regex matching any of the glob patterns (none: matches nothing)."""
+    return re.compile("|".join(translate(p) for p in patterns) or r"(?!)", re.IGNORECASE)
+
+
+class DominoSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector (on a Domino server).")
+    interval: Duration = Field(60.0, description="Seconds between collections.")
+    timeout: Duration = Field(30.0, description="Seconds before a collection counts as failed.")
+    command: list[str] | None = Field(
+        None, description="Command printing `show stat` output, as an argument list (no shell), e.g. "
+        "[/usr/bin/env, -C, /local/notesdata, /opt/hcl/domino/bin/server, -c, show stat]. null: do not run.")
+    command_timeout: Duration = Field(20.0, description="Timeout of the command, seconds (shorter than timeout).")
+    include: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE),
+                               description="Statistic name patterns to expose (glob, case-insensitive).")
+    exclude: list[str] = Field(default_factory=list,
+                               description="Statistic name patterns to leave out (glob; applied after include).")
+    locale: str = Field(
+        "auto", description="Number convention of the server's console output (digit grouping, decimal mark): "
+        "auto (read from the output itself, e.g. 1.234.567 shows that a dot groups digits, 98,7 that a comma "
+        f"marks decimals), or one of {', '.join(sorted(LOCALES))} (also POSIX names such as de_DE.UTF-8; region CH "
+        "is ch: 5'075'542.5). A number still undecided (2.978 with nothing to tell) is kept as text, never guessed.")
+    thousands_separator: str | None = Field(
+        None, description="Digit grouping character, overriding locale: ',', '.', \"'\" (also U+2019), ' ' or "
+        "'space' (any space: blank, no-break, narrow no-break, thin, byte 0xFF), or 'none'. null: from locale.")
+    decimal_separator: str | None = Field(
+        None, description="Decimal mark, overriding locale: '.' or ','. null: from locale. Must differ from the "
+        "thousands separator.")
+
+    @field_validator("command")
+    @classmethod
+    def _argv(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and (not value or not value[0].strip()):
+            raise ValueError("must be a non-empty argument list, e.g. [/opt/hcl/domino/bin/server, -c, show stat]")
+        return value
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        if any(not pattern.strip() for pattern in value):
+            raise ValueError("patterns must not be empty")
+        return value
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, value: str) -> str:
+        locale_format(value)  # raises for an unknown name
+        return value
+
+    @field_validator("thousands_separator")
+    @classmethod
+    def _thousands(cls, value: str | None) -> str | None:
+        if value is not None and value.lower() not in _THOUSANDS:
+            raise ValueError(f"{value!r} is not a thousands separator: use ',', '.', \"'\", ' ' (or 'space') or "
+                             "'none'")
+        return value
+
+    @field_validator("decimal_separator")
+    @classmethod
+    def _decimal(cls, value: str | None) -> str | None:
+        if value is not None and value not in (".", ","):
+            raise ValueError(f"{value!r} is not a decimal separator: use '.' or ','")
+        return value
+
+    @model_validator(mode="after")
+    def _command_timeout_fits(self) -> DominoSettings:
+        check_command_timeout(self.command_timeout, self.timeout)
+        self.number_format()
+        return self
+
+    def number_format(self) -> NumberFormat:
+        """The configured convention: the locale's, with the explicit separators overriding it."""
+        base = locale_format(self.locale)
+        grouping = _THOUSANDS[self.thousands_separator.lower()] if self.thousands_separator is not None \
+            else base.grouping
+        decimal = self.decimal_separator if self.decimal_separator is not None else base.decimal
+        if grouping is not None and grouping == decimal:
+            thousands_from = "thousands_separator" if self.thousands_separator is not None else f"locale {self.locale}"
+            decimal_from = "decimal_separator" if self.decimal_separator is not None else f"locale {self.locale}"
+            raise ValueError(f"the thousands separator (from {thousands_from}) and the decimal separator (from "
+                             f"{decimal_from}) are both {decimal!r}: they must differ")
+        return NumberFormat(grouping, decimal)
+
+
+SOURCE_METRICS = SourceMetrics.declare(
+    P, "1 if the source is configured and its command exists here, 0 if it is skipped.")
+STATISTIC = MetricSpec(
+    "middleware_domino_statistic", "gauge", "A numeric Domino statistic from `show stat`, as printed (thousands "
+    "separators removed, no unit conversion: the unit is the one the statistic's name implies).", ("name",),
+    "name is the statistic (Server.Users, Mem.Allocated, ...); filtered by include/exclude")
+STATISTIC_INFO = MetricSpec(
+    "middleware_domino_statistic_info", "info", "A text Domino statistic (only Server.Version.*, Server.Name, "
+    "Server.Time.Start, and numbers whose digit grouping could not be decided, see "
+    "middleware_domino_undecided_numbers); the text is the value label.", ("name",))
+UNDECIDED_NUMBERS = MetricSpec(
+    "middleware_domino_undecided_numbers", "gauge", "Statistics printed as numbers that were kept as text "
+    "(statistic_info) because their separators could not be decided (2.978: 2978 or 2.978?) or do not fit the "
+    "configured locale/thousands_separator/decimal_separator; 0 when every number was read.", (),
+    "> 0: set collectors.domino.locale (or the separators); the source error names examples")
+USERS = MetricSpec("middleware_domino_users", "gauge", "Users with sessions open on the server (Server.Users).")
+MAIL_WAITING = MetricSpec(
+    "middleware_domino_mail_waiting", "gauge", "Mail messages waiting to be routed (Mail.Waiting).")
+MAIL_DEAD = MetricSpec(
+    "middleware_domino_mail_dead", "gauge", "Undeliverable (dead) mail messages held in MAIL.BOX (Mail.Dead).")
+TRANSACTIONS_PER_MINUTE = MetricSpec(
+    "middleware_domino_transactions_per_minute", "gauge", "Transactions in the last minute "
+    "(Server.Trans.PerMinute; the article's NotesMark throughput).")
+STATISTICS = MetricSpec(
+    "middleware_domino_statistics", "gauge", "Statistics exposed in the last run (statistic plus statistic_info "
+    f"series), at most {MAX_STATISTICS}.")
+
+# The statistics with a gauge of their own (matched case-insensitively: Domino prints MAIL.Dead and Mail.Dead).
+CONVENIENCE = ((USERS, "Server.Users"), (MAIL_WAITING, "Mail.Waiting"), (MAIL_DEAD, "Mail.Dead"),
+               (TRANSACTIONS_PER_MINUTE, "Server.Trans.PerMinute"))
+
+SPECS = [*SOURCE_METRICS.specs(), STATISTIC, STATISTIC_INFO, USERS, MAIL_WAITING, MAIL_DEAD,
+         TRANSACTIONS_PER_MINUTE, STATISTICS, UNDECIDED_NUMBERS]
+
+
+class DominoCollector(Collector):
+    name = "domino"
+    description = "Domino server statistics from the console (show stat)."
+    Settings = DominoSettings
+
+    def __init__(self, settings: DominoSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: DominoSettings = settings
+        self._include = _globs(settings.include)
+        self._exclude = _globs(settings.exclude)
+        self._info = _globs(INFO_NAMES)
+        self._format = settings.number_format()
+
+    @classmethod
+    def reference_settings(cls) -> DominoSettings:
+        return DominoSettings(command=["/opt/hcl/domino/bin/server", "-c", "show stat"])
+
+    def specs(self) -> list[MetricSpec]:
+        return list(SPECS)
+
+    # ---- helpers -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _available(argv: list[str] | None) -> bool:
+        if not argv:
+            return False
+        program = argv[0]
+        if "/" in program:
+            return os.path.isfile(program) and os.access(program, os.X_OK)
+        return shutil.which(program) is not None
+
+    def _wanted(self, name: str) -> bool:
+        return bool(self._include.fullmatch(name)) and not self._exclude.fullmatch(name)
+
+    # ---- collection --------------------------------------------------------------------------------------
+    def collect(self, batch: MetricBatch) -> None:
+        command = self.settings.command
+        run_source(batch, SOURCE_METRICS, SOURCE, self._available(command),
+                   lambda: self._show_stat(batch, command or []))
+
+    def _run(self, argv: list[str]) -> tuple[str, int, str]:
+        result = run_command(argv, timeout=self.settings.command_timeout)
+        first = (result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or [""])[0][:200]
+        return result.stdout, result.returncode, first
+
+    def _show_stat(self, batch: MetricBatch, argv: list[str]) -> Callable[[], None]:
+        output, status, first_line = self._run(argv)
+        show = read_show_stat(output, self._format)
+        stats = show.values
+        program = os.path.basename(argv[0])
+        if not show.unresolved and not any(isinstance(value, float) for value in stats.values()):
+            # `show stat` always prints numbers; text alone (or a garbled line) is not a reading
+            if status != 0:
+                raise CommandError(f"{program}: exit status {status}: {first_line}")
+            raise ValueError(f"no numeric statistics in the output of {program} ({len(output)} characters)")
+        numeric: list[tuple[str, float]] = []
+        text: list[tuple[str, str]] = []
+        for name in sorted(stats):
+            if not self._wanted(name):
+                continue
+            value = stats[name]
+            if isinstance(value, float):
+                numeric.append((name, value))
+            elif name in show.unresolved or self._info.fullmatch(name):
+                text.append((name, value[:MAX_TEXT_VALUE]))
+        problems = []
+        exposed = len(numeric) + len(text)
+        if exposed > MAX_STATISTICS:
+            # Keep the first statistics by name (a stable set from run to run), numeric ones first.
+            numeric = numeric[:MAX_STATISTICS]
+            text = text[:MAX_STATISTICS - len(numeric)]
+            problems.append(f"{exposed} statistics pass include/exclude; only the first {MAX_STATISTICS} by name "
+                            "are exposed (narrow include or add exclude patterns)")
+        if show.unresolved:
+            problems.append(self._undecided_message(show))
+        if problems:
+            batch.note_error(SOURCE, "; ".join(problems))
+        convenience = []
+        lowered = {name.lower(): name for name in stats}  # Mail.Dead and MAIL.Dead: the one first printed later
+        for spec, stat in CONVENIENCE:
+            name = lowered.get(stat.lower())
+            value = stats[name] if name is not None else None
+            if isinstance(value, float):
+                convenience.append((spec, value))
+        undecided = len(show.unresolved)
+
+        def emit() -> None:
+            for name, number in numeric:
+                STATISTIC.add(batch, number, name=name)
+            for name, value in text:
+                STATISTIC_INFO.add_info(batch, {"value": value}, name=name)
+            for spec, number in convenience:
+                spec.add(batch, number)
+            STATISTICS.add(batch, len(numeric) + len(text))
+            UNDECIDED_NUMBERS.add(batch, undecided)
+        return emit
+
+    def _undecided_message(self, show: ShowStat) -> str:
+        """What the source error says about numbers kept as text."""
+        parts = []
+        for reason, what in (("ambiguous", "ambiguous separators"),
+                             ("separators", f"do not fit the configured {self._format.describe()}")):
+            names = [name for name, why in show.unresolved.items() if why == reason]
+            if names:
+                examples = ", ".join(f"{name} = {show.values[name]}" for name in names[:MAX_EXAMPLES])
+                more = f" and {len(names) - MAX_EXAMPLES} more" if len(names) > MAX_EXAMPLES else ""
+                parts.append(f"{len(names)} number(s) kept as text, {what} ({examples}{more})")
+        return "; ".join(parts) + ": set collectors.domino.locale or thousands_separator/decimal_separator"

@@ -1,0 +1,1 @@
+"""The host: /proc and /sys figures that vmstat, iostat and sar show."""

@@ -1,0 +1,167 @@
+"""Parsers for the host-wide /proc files: /proc/stat, /proc/meminfo, /proc/vmstat, /proc/diskstats,
+/proc/net/dev and /proc/loadavg.
+
+Each takes the file's text and returns plain data, tested on recorded text from several kernel generations.
+Hand-written rather than psutil: psutil's procfs root is process-wide and it adjusts counters that go down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...core.procfs import USER_HZ
+
+SECTOR_BYTES = 512  # /proc/diskstats always counts 512-byte sectors, whatever the device's sector size
+
+CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+@dataclass
+class Stat:
+    """/proc/stat: CPU times (seconds) per CPU and mode, and the vmstat system counters."""
+
+    cpus: dict[str, dict[str, float]] = field(default_factory=dict)  # "0" -> mode -> seconds
+    guest: dict[str, dict[str, float]] = field(default_factory=dict)  # "0" -> {"user", "nice"} -> seconds
+    context_switches: float | None = None
+    interrupts: float | None = None
+    forks: float | None = None
+    procs_running: float | None = None
+    procs_blocked: float | None = None
+    boot_time: float | None = None
+
+
+def parse_stat(text: str, user_hz: int = USER_HZ) -> Stat:
+    stat = Stat()
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        key = parts[0]
+        if key.startswith("cpu") and key != "cpu":
+            cpu = key[3:]
+            values = [int(v) for v in parts[1:11]]
+            values += [0] * (10 - len(values))
+            stat.cpus[cpu] = {mode: values[i] / user_hz for i, mode in enumerate(CPU_MODES)}
+            stat.guest[cpu] = {"user": values[8] / user_hz, "nice": values[9] / user_hz}
+        elif key == "ctxt":
+            stat.context_switches = float(parts[1])
+        elif key == "intr":
+            stat.interrupts = float(parts[1])
+        elif key == "processes":
+            stat.forks = float(parts[1])
+        elif key == "procs_running":
+            stat.procs_running = float(parts[1])
+        elif key == "procs_blocked":
+            stat.procs_blocked = float(parts[1])
+        elif key == "btime":
+            stat.boot_time = float(parts[1])
+    return stat
+
+
+def parse_key_values(text: str) -> dict[str, int]:
+    """/proc/vmstat (``name value`` lines)."""
+    result = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                result[parts[0]] = int(parts[1])
+            except ValueError:
+                continue
+    return result
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """/proc/meminfo in bytes (``MemTotal:  16305516 kB``)."""
+    result = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if not parts:
+            continue
+        try:
+            value = int(parts[0])
+        except ValueError:
+            continue
+        if len(parts) > 1 and parts[1] == "kB":
+            value *= 1024
+        result[name.strip()] = value
+    return result
+
+
+@dataclass
+class DiskStats:
+    device: str
+    reads_completed: int
+    reads_merged: int
+    sectors_read: int
+    read_ms: int
+    writes_completed: int
+    writes_merged: int
+    sectors_written: int
+    write_ms: int
+    io_now: int
+    io_ms: int
+    io_weighted_ms: int
+    discards_completed: int | None = None
+    discards_merged: int | None = None
+    sectors_discarded: int | None = None
+    discard_ms: int | None = None
+    flushes_completed: int | None = None
+    flush_ms: int | None = None
+
+
+def parse_diskstats(text: str) -> list[DiskStats]:
+    """/proc/diskstats: 14 fields up to 4.18, 18 from 4.18 (discards), 20 from 5.5 (flushes)."""
+    disks = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 14:
+            continue
+        try:
+            nums = [int(v) for v in parts[3:]]
+        except ValueError:
+            continue
+        disk = DiskStats(parts[2], *nums[:11])
+        if len(nums) >= 15:
+            disk.discards_completed, disk.discards_merged, disk.sectors_discarded, disk.discard_ms = nums[11:15]
+        if len(nums) >= 17:
+            disk.flushes_completed, disk.flush_ms = nums[15:17]
+        disks.append(disk)
+    return disks
+
+
+@dataclass
+class NetDev:
+    device: str
+    receive_bytes: int
+    receive_packets: int
+    receive_errors: int
+    receive_drop: int
+    transmit_bytes: int
+    transmit_packets: int
+    transmit_errors: int
+    transmit_drop: int
+
+
+def parse_net_dev(text: str) -> list[NetDev]:
+    """/proc/net/dev: two header lines, then ``iface: 8 receive fields 8 transmit fields``."""
+    result = []
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if not sep or "|" in line:
+            continue
+        parts = rest.split()
+        if len(parts) < 16:
+            continue
+        try:
+            v = [int(x) for x in parts[:16]]
+        except ValueError:
+            continue
+        result.append(NetDev(name.strip(), v[0], v[1], v[2], v[3], v[8], v[9], v[10], v[11]))
+    return result
+
+
+def parse_loadavg(text: str) -> tuple[float, float, float]:
+    parts = text.split()
+    return float(parts[0]), float(parts[1]), float(parts[2])

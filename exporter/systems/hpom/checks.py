@@ -1,0 +1,114 @@
+"""The HPOM guide's checks: the Table 1 server variables, and the query metrics each database guide row reads.
+
+Pure data and functions, no I/O: the collector hands ``evaluate`` the values ``ovconfget`` printed, and calls
+``require_queries`` on a site's ``queries_file`` so that dropping a query cannot lose a guide row silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from ..oracle.querymetrics import QuerySpec
+
+
+def _int(value: str) -> int | None:
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def _number(value: str) -> float | None:
+    try:
+        return float(value.strip())
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A server configuration variable and what the guide says of it."""
+
+    name: str
+    default: str | None  # the documented default when unset; None when the guide gives none
+    follows_guide: Callable[[str], bool] | None  # None: the guide makes no recommendation
+    guide: str
+
+
+# HP Operations Manager for UNIX 8.21/8.30 Performance Guide, Management Server Configuration Variables, Table 1
+# and its footnotes.  Table 1 spells two names differently from the rest of the guide (OPCMMSGM_USE_GUI_THREAD,
+# OPC_UPDOWN_COMMIT_COUNT); the variables HPOM reads are OPCMSGM_USE_GUI_THREAD and OPC_UPDWN_COMMIT_COUNT.
+VARIABLES = (
+    Variable("OPCMSGM_USE_GUI_THREAD", "FALSE", lambda v: v.upper() in ("TRUE", "NO_RPC"),
+             "TRUE (Table 1: 310 -> 410 msg/s), or NO_RPC from 8.22 (footnote 4)"),
+    Variable("OPC_DIRECT_ACKN_LIMIT", "50", lambda v: _int(v) == 0,
+             "0: mark acknowledged messages only, move them to history later (Table 1; Message Acknowledgment)"),
+    Variable("OPC_UPDWN_COMMIT_COUNT", "100", lambda v: (_int(v) or 0) >= 1000,
+             "1000 or more: history download 367 -> 518 msg/s (Table 1; Table 27)"),
+    Variable("OPC_CREATE_AUTO_KEYS", "TRUE", lambda v: v.upper() in ("TRUE", "YES", "1"),
+             "on (the default from 8.31): duplicate suppression without keys falls to 28-137 msg/s (Tables 12-13)"),
+    Variable("OPCUIWWW_BULK_MODE", "FALSE", lambda v: v.upper() == "TRUE",
+             "TRUE from 8.22 (footnote 4; the guide expects a gain but did not test it)"),
+    Variable("OPC_ACK_MOVE_INTERVAL", None, None, "no recommendation; the acknowledgement tests set 0"),
+    Variable("OPCUIWWW_NEW_MSG_NO_DB", None, None, "TRUE needs OPCMSGM_USE_GUI_THREAD=NO_RPC (footnote 4)"),
+)
+
+
+def watched(extra: list[str]) -> tuple[Variable, ...]:
+    """The Table 1 variables, then the site's extra ones (exposed without a recommendation)."""
+    known = {v.name for v in VARIABLES}
+    return VARIABLES + tuple(Variable(name, None, None, "") for name in extra if name not in known)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One variable as the server has it: set, the documented default, or unset (no default known)."""
+
+    variable: Variable
+    value: str
+    origin: str  # "set", "default" or "unset"
+    number: float | None  # the value as a number, when it is one
+    follows_guide: bool | None  # None when the guide recommends nothing or the variable is unset
+
+
+def evaluate(variables: tuple[Variable, ...], values: dict[str, str]) -> list[Reading]:
+    """Judge each variable against the guide, from ``ovconfget`` values (an unset variable has its default)."""
+    readings = []
+    for var in variables:
+        if var.name in values:
+            value, origin = values[var.name], "set"
+        elif var.default is not None:
+            value, origin = var.default, "default"
+        else:
+            value, origin = "", "unset"
+        follows = None if var.follows_guide is None or origin == "unset" else var.follows_guide(value)
+        readings.append(Reading(var, value, origin, _number(value), follows))
+    return readings
+
+
+# The query metrics each database guide row reads (its alert, or its dashboard panel), by guide row and use.
+QUERY_CHECKS: dict[str, tuple[str, ...]] = {
+    "HPOM-ACK (alert MiddlewareHpomAcknowledgementBulkTooLarge)": ("middleware_hpom_window_acknowledged_messages",),
+    "HPOM-ACK (alert MiddlewareHpomAcknowledgedBacklog)": ("middleware_hpom_acknowledged_active_messages",),
+    "HPOM-CMA (alert MiddlewareHpomCustomAttributesOverLimit)": ("middleware_hpom_cma_max_per_message",
+                                                                 "middleware_hpom_messages_over_cma_limit"),
+    "HPOM-ACTIVE (alert MiddlewareHpomActiveMessagesHigh)": ("middleware_hpom_active_messages",),
+    "HPOM-AUTOKEYS (alert MiddlewareHpomMessagesWithoutKeys)": ("middleware_hpom_active_messages_without_key",
+                                                                "middleware_hpom_active_messages"),
+    "HPOM-THROUGHPUT (dashboard: messages received per second)": ("middleware_hpom_window_received_messages",
+                                                                  "middleware_hpom_window_seconds"),
+    "HPOM-HISTDL (dashboard: history messages and download rate)": ("middleware_hpom_history_messages",),
+    "HPOM-MOM (dashboard: MoM acknowledgement sync estimate)": ("middleware_hpom_window_acknowledged_messages",),
+}
+
+
+def require_queries(queries: Sequence[QuerySpec], source: str) -> None:
+    """Refuse a query list lacking a metric that a guide row in ``QUERY_CHECKS`` reads, naming the row."""
+    produced = {metric.name for query in queries for metric in query.metrics}
+    problems = [f"{check} reads {', '.join(m for m in needs if m not in produced)}"
+                for check, needs in QUERY_CHECKS.items() if not set(needs) <= produced]
+    if problems:
+        raise ValueError(f"{source}: no query produces what these guide checks read: {'; '.join(problems)} "
+                         "(keep those queries from the built-in queries.yaml)")

@@ -1,0 +1,328 @@
+"""HPOM (HP Operations Manager for UNIX 8.x) management server: server queue files, server processes
+(``opcsv``/``ovc -status``), the Table 1 configuration variables (``ovconfget``), MSI programs, and the figures in
+its Oracle database (``opc_op`` schema, queries in ``queries.yaml``).
+
+Each part is a *source* with its own success and duration metrics: a part not installed here reports
+``middleware_hpom_source_present 0`` and is skipped quietly, and a failing part never hides the others.
+What each source reads, the permissions it needs and the guide rows it serves: README.md in this folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from importlib import resources
+from typing import TYPE_CHECKING, Callable
+
+from pydantic import Field, field_validator, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.deadline import BoundedCall, Overdue
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.runner import CommandError, run_command
+from ...core.settings import CollectorSettings, Duration, check_regex
+from ...core.sources import SourceMetrics, check_command_timeout, run_source
+from ..oracle.client import OracleClient, OracleSettings
+from .checks import evaluate, require_queries, watched
+
+if TYPE_CHECKING:
+    from ..oracle.querymetrics import QueryRunner as QueryRunnerType
+    from .parse import ProcessStatus
+
+P = f"{NAMESPACE}_hpom"
+DEFAULT_QUEUE_DIR = "/var/opt/OV/share/tmp/OpC/mgmt_sv"
+
+
+class HpomSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector (on an HPOM management server).")
+    interval: Duration = Field(30.0, description="Seconds between collections.")
+    timeout: Duration = Field(25.0, description="Seconds before a collection counts as failed.")
+    queue_dir: str = Field(DEFAULT_QUEUE_DIR, description="The server queue directory.")
+    queue_pattern: str = Field(r"^[a-z]+q\d*$", description="Regex of the queue file names in queue_dir.")
+    queue_count_command: list[str] | None = Field(
+        None, description="Command printing a queue's entry count; {path} and {queue} are replaced. No shell.")
+    queue_count_pattern: str = Field(r"(?P<count>\d+)",
+                                     description="Regex with a group `count` applied to that command's output.")
+    opcsv: str | None = Field("/opt/OV/bin/OpC/opcsv", description="opcsv binary (null: do not run it).")
+    ovc: str | None = Field("/opt/OV/bin/ovc", description="ovc binary (null: do not run it).")
+    ovconfget: str | None = Field("/opt/OV/bin/ovconfget", description="ovconfget binary (null: do not run it).")
+    command_timeout: Duration = Field(10.0, description="Timeout of each command, seconds.")
+    variables: list[str] = Field(default_factory=list,
+                                 description="More `ovconfget -ovrg server opc` variables to expose.")
+    msi_programs: list[str] = Field(default_factory=list,
+                                    description="Process names of the site's MSI programs (HPOM-MSI).")
+    database: OracleSettings | None = Field(None, description="The HPOM database (read-only account).")
+    queries_file: str | None = Field(
+        None, description="Query file replacing the built-in queries.yaml; it must keep what the guide rows read.")
+    query_params: dict[str, int | float | str] = Field(
+        default_factory=dict, description="Bind values overriding the query file's params (window_seconds, cma_limit).")
+
+    @field_validator("queue_pattern")
+    @classmethod
+    def _pattern(cls, value: str) -> str:
+        return check_regex(value)
+
+    @field_validator("queue_count_pattern")
+    @classmethod
+    def _count_pattern(cls, value: str) -> str:
+        from .parse import compile_count_pattern  # the parsers load only where this setting is given
+
+        compile_count_pattern(value)
+        return value
+
+    @field_validator("queue_count_command")
+    @classmethod
+    def _argv(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and (not value or not value[0]):
+            raise ValueError("must be a non-empty argument list, e.g. [/opt/site/bin/qcount, '{path}']")
+        return value
+
+    @model_validator(mode="after")
+    def _command_timeout_fits(self) -> "HpomSettings":
+        check_command_timeout(self.command_timeout, self.timeout)
+        return self
+
+
+QUEUE_SIZE = MetricSpec(f"{P}_queue_size_bytes", "gauge",
+                        "Size of a server queue file (msgmgrq, actreqq, dispq<N>, ...).", ("queue",),
+                        "HPOM-QUEUE: deriv()/predict_linear() for growth and drain time")
+QUEUE_MODIFIED = MetricSpec(f"{P}_queue_modified_timestamp_seconds", "gauge",
+                            "Last modification of a server queue file (Unix time).", ("queue",), "age: time() - this")
+QUEUE_ENTRIES = MetricSpec(f"{P}_queue_entries", "gauge",
+                           "Entries in a queue file, from the site's queue_count_command.", ("queue",),
+                           "HPOM-QUEUE (the guide's storm figures are in entries)")
+GUI_DISPLAY_QUEUES = MetricSpec(f"{P}_gui_display_queues", "gauge", "dispq<N> files: one per running GUI session.",
+                                (), "HPOM-GUI, HPOM-MEM")
+SERVER_PROCESS_UP = MetricSpec(f"{P}_server_process_up", "gauge",
+                               "1 if opcsv/ovc report the process running, 0 for any other state (all entries "
+                               "must run when a name is listed twice).", ("source", "process"),
+                               "opcmsgm or another server process down")
+VARIABLE_INFO = MetricSpec(f"{P}_server_variable_info", "info",
+                           "A server configuration variable: its value, whether it is set or the documented "
+                           "default, and what the guide recommends.", ("variable",))
+VARIABLE_VALUE = MetricSpec(f"{P}_server_variable_value", "gauge",
+                            "Numeric value of a server configuration variable (set or default).", ("variable",),
+                            "HPOM-VAR-*")
+VARIABLE_FOLLOWS_GUIDE = MetricSpec(f"{P}_server_variable_follows_guide", "gauge",
+                                    "1 if the variable's value (set or default) follows the guide's Table 1 "
+                                    "recommendation, 0 if not.", ("variable",), "HPOM-VAR-* advice")
+MSI_PROGRAM_PROCESSES = MetricSpec(f"{P}_msi_program_processes", "gauge", "Processes of a configured MSI program.",
+                                   ("program",))
+MSI_PROGRAMS_RUNNING = MetricSpec(f"{P}_msi_programs_running", "gauge",
+                                  "Configured MSI programs with at least one process.", (),
+                                  "HPOM-MSI: more than 5 slow processing")
+DATABASE_UP = MetricSpec(f"{P}_database_up", "gauge",
+                         "1 if a session to the HPOM database could be had in the last attempt.")
+DATABASE_BACKOFF = MetricSpec(f"{P}_database_backoff_seconds", "gauge",
+                              "Seconds until the next connection attempt after a failure (a rejected login waits "
+                              "longer so as not to lock the account).")
+
+SOURCE_METRICS = SourceMetrics.declare(
+    P, "1 if the source is installed/configured here (queue directory, binary, database), 0 if it is skipped.")
+BASE_SPECS = [
+    *SOURCE_METRICS.specs(),
+    QUEUE_SIZE, QUEUE_MODIFIED, QUEUE_ENTRIES, GUI_DISPLAY_QUEUES, SERVER_PROCESS_UP,
+    VARIABLE_INFO, VARIABLE_VALUE, VARIABLE_FOLLOWS_GUIDE, MSI_PROGRAM_PROCESSES, MSI_PROGRAMS_RUNNING,
+    DATABASE_UP, DATABASE_BACKOFF,
+]
+
+
+class HpomCollector(Collector):
+    name = "hpom"
+    description = "HPOM management server: queues, server processes, variables, MSI programs, opc_op database."
+    Settings = HpomSettings
+
+    def __init__(self, settings: HpomSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: HpomSettings = settings
+        self._queue_re = re.compile(settings.queue_pattern)
+        self.variables = watched(settings.variables)
+        self.client: OracleClient | None = None
+        self.queries: QueryRunnerType | None = None
+        if settings.database is not None:
+            from ..oracle.querymetrics import QueryRunner, load_queries  # only with a database: keeps idle RSS down
+
+            if settings.queries_file:
+                queries = load_queries(settings.queries_file)
+                require_queries(queries, f"queries_file {settings.queries_file}")
+            else:
+                with resources.as_file(resources.files(__package__) / "queries.yaml") as path:
+                    queries = load_queries(path)
+            self.queries = QueryRunner(queries, prefix=f"{P}_query", params=settings.query_params,
+                                       allowed_prefix=f"{P}_")
+            self.client = OracleClient("hpom", settings.database)
+            db = settings.database
+            budget = db.connect_timeout + sum(q.timeout or db.query_timeout for q in queries)
+            self._db_deadline = min(budget, max(settings.timeout - settings.command_timeout, 1.0))
+            self._db_call = BoundedCall("hpom-database")
+
+    @classmethod
+    def reference_settings(cls) -> HpomSettings:
+        return HpomSettings(database=OracleSettings(dsn="db:1521/openview", user="opc_monitor", password="-"))
+
+    def specs(self) -> list[MetricSpec]:
+        specs = list(BASE_SPECS)
+        if self.queries is not None:
+            specs += self.queries.specs()
+        return specs
+
+    # ---- helpers -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _executable(path: str | None) -> bool:
+        return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+    def _run(self, argv: list[str]) -> str:
+        result = run_command(argv, timeout=self.settings.command_timeout, env=_command_env())
+        if result.returncode != 0 and not result.stdout.strip():
+            first = (result.stderr.strip().splitlines() or [""])[0][:200]
+            raise CommandError(f"{os.path.basename(argv[0])}: exit status {result.returncode}: {first}")
+        return result.stdout
+
+    # ---- collection --------------------------------------------------------------------------------------
+    def collect(self, batch: MetricBatch) -> None:
+        s = self.settings
+        queue_files: list[tuple[str, str]] = []
+        run_source(batch, SOURCE_METRICS, "queues", os.path.isdir(s.queue_dir), lambda: self._queues(batch, queue_files))
+        run_source(batch, SOURCE_METRICS, "queue_count", bool(s.queue_count_command) and bool(queue_files),
+                     lambda: self._queue_counts(batch, queue_files))
+        from . import parse  # imported on first use: the parsers' regexes cost memory on hosts without HPOM
+
+        run_source(batch, SOURCE_METRICS, "opcsv", self._executable(s.opcsv),
+                     lambda: self._status(batch, "opcsv", [s.opcsv, "-status"], parse.parse_opcsv_status))
+        run_source(batch, SOURCE_METRICS, "ovc", self._executable(s.ovc),
+                     lambda: self._status(batch, "ovc", [s.ovc, "-status"], parse.parse_ovc_status))
+        run_source(batch, SOURCE_METRICS, "ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch))
+        run_source(batch, SOURCE_METRICS, "msi", bool(s.msi_programs), lambda: self._msi(batch))
+        run_source(batch, SOURCE_METRICS, "database", self.client is not None, lambda: self._database(batch))
+
+    def _queues(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
+        from .parse import display_queues
+
+        found = []
+        with os.scandir(self.settings.queue_dir) as entries:
+            for entry in entries:
+                if not self._queue_re.search(entry.name):
+                    continue
+                try:
+                    if not entry.is_file():
+                        continue
+                    st = entry.stat()
+                except OSError:
+                    continue  # removed while listing
+                found.append((entry.name, entry.path, st.st_size, st.st_mtime))
+        found.sort()
+        queue_files.extend((name, path) for name, path, _, _ in found)
+        displays = display_queues([name for name, *_ in found])
+
+        def emit() -> None:
+            for name, _, size, mtime in found:
+                QUEUE_SIZE.add(batch, size, queue=name)
+                QUEUE_MODIFIED.add(batch, mtime, queue=name)
+            GUI_DISPLAY_QUEUES.add(batch, displays)
+        return emit
+
+    def _queue_counts(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
+        from .parse import parse_count
+
+        counts, problems = [], []
+        template = self.settings.queue_count_command or []
+        for name, path in queue_files:
+            argv = [arg.replace("{path}", path).replace("{queue}", name) for arg in template]
+            try:
+                count = parse_count(self._run(argv), self.settings.queue_count_pattern)
+            except CommandError as exc:
+                problems.append(f"{name}: {exc}")
+                continue
+            if count is None:
+                problems.append(f"{name}: no count in the output")
+                continue
+            counts.append((name, count))
+
+        def emit() -> None:
+            for name, count in counts:
+                QUEUE_ENTRIES.add(batch, count, queue=name)
+            if problems:
+                more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
+                raise ValueError("; ".join(problems[:5]) + more)
+        return emit
+
+    def _status(self, batch: MetricBatch, source: str, argv: list[str],
+                parser: Callable[[str], list[ProcessStatus]]) -> Callable[[], None]:
+        from .parse import processes_up
+
+        output = self._run(argv)
+        entries = parser(output)
+        if not entries:
+            raise ValueError(f"no process lines in the output of {os.path.basename(argv[0])} -status "
+                             f"({len(output)} characters)")
+        up = processes_up(entries)
+
+        def emit() -> None:
+            for process, running in up.items():
+                SERVER_PROCESS_UP.add(batch, 1 if running else 0, source=source, process=process)
+        return emit
+
+    def _variables(self, batch: MetricBatch) -> Callable[[], None]:
+        from .parse import parse_ovconfget
+
+        output = self._run([self.settings.ovconfget, "-ovrg", "server", "opc"])
+        readings = evaluate(self.variables, parse_ovconfget(output))
+
+        def emit() -> None:
+            for r in readings:
+                name = r.variable.name
+                VARIABLE_INFO.add_info(batch, {"value": r.value, "origin": r.origin, "guide": r.variable.guide},
+                                       variable=name)
+                if r.number is not None:
+                    VARIABLE_VALUE.add(batch, r.number, variable=name)
+                if r.follows_guide is not None:
+                    VARIABLE_FOLLOWS_GUIDE.add(batch, 1 if r.follows_guide else 0, variable=name)
+        return emit
+
+    def _msi(self, batch: MetricBatch) -> Callable[[], None]:
+        wanted = set(self.settings.msi_programs)
+        counts = dict.fromkeys(sorted(wanted), 0)
+        for entry in self.context.processes.snapshot(self):
+            if entry.comm in wanted:
+                stat = entry.stat()
+                if stat is not None and stat.state != "Z":
+                    counts[entry.comm] += 1
+
+        def emit() -> None:
+            for program, count in counts.items():
+                batch.add(f"{P}_msi_program_processes", count, program=program)
+            batch.add(f"{P}_msi_programs_running", sum(1 for c in counts.values() if c > 0))
+        return emit
+
+    def _database(self, batch: MetricBatch) -> Callable[[], None]:
+        assert self.client is not None and self.queries is not None
+        client, queries = self.client, self.queries
+        try:
+            # A database host that accepts the connection and never answers would hang the driver; the
+            # deadline keeps the other sources (queues, processes) coming.
+            self._db_call(lambda: queries.run(client), self._db_deadline)
+        except Overdue as exc:
+            queries.fail_due(f"database: {exc}")
+            client.up = False
+            client.last_error = f"no answer from the database: {exc}"
+        for query, error in queries.errors().items():
+            batch.note_error(f"database:{query}", error)
+        queries.emit(batch)
+        DATABASE_UP.add(batch, 1 if client.up else 0)
+        DATABASE_BACKOFF.add(batch, client.backoff_remaining())
+        if not client.up:
+            raise ConnectionError(client.last_error or "no session")
+        return lambda: None
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
+def _command_env() -> dict[str, str]:
+    """A small, predictable environment for HPOM commands (C locale so that their output is parseable)."""
+    env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin:/opt/OV/bin:/opt/OV/bin/OpC", "LANG": "C", "LC_ALL": "C"}
+    for key in ("OV_CONF_DIR", "OV_DATA_DIR", "OV_INSTALL_DIR", "TZ"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env

@@ -1,0 +1,278 @@
+"""IBM MQ queue managers: queue depths and maximum depths, queue-manager and channel status, each queue manager
+read through its own back-end (mqweb REST, PCF via ``ibmmq``, or ``runmqsc`` text).
+
+Metric names and labels are those of IBM's mq_prometheus, so dashboards built for it keep working.  Queue managers
+are read at once through the core fan-out, each under its own deadline: one that fails, hangs or returns garbage
+costs only its own samples (``middleware_ibmmq_backend_success`` 0, the error in /api/v1/collectors).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.fanout import Target, fan_out
+from ...core.metrics import MetricBatch, MetricSpec
+from ...core.secrets import PasswordSettings, SecretUnavailable
+from ...core.settings import CollectorSettings, Duration
+from .model import (
+    CHANNEL_STATUS_CODES,
+    Backend,
+    BackendError,
+    QmgrSnapshot,
+    channel_status_squash,
+)
+from .states import ROLES, qmgr_state
+
+
+class QueueManagerEntry(PasswordSettings):
+    name: str = Field(..., pattern=r"^[A-Za-z0-9._%/]{1,48}$", description="Queue manager name (the `qmgr` label).")
+    backend: Literal["rest", "pcf", "runmqsc"] = Field("rest", description="How to read it.")
+    timeout: Duration = Field(10.0, description="Timeout of each request or command, seconds.")
+    include: list[str] = Field(default_factory=lambda: ["*"], description="Queue name patterns to report (glob).")
+    exclude: list[str] = Field(default_factory=lambda: ["SYSTEM.*", "AMQ.*"],
+                               description="Queue name patterns to leave out (glob; applied after include).")
+    # rest
+    url: str | None = Field(None, description="rest: mqweb base URL, e.g. https://mqhost:9443.")
+    api_version: Literal["v1", "v2", "v3"] = Field("v2", description="rest: REST API version (v2/v3 use MQSC JSON).")
+    username: str | None = Field(None, description="rest/pcf: user.")
+    client_cert: str | None = Field(None, description="rest: client certificate (PEM) instead of a password.")
+    client_key: str | None = Field(None, description="rest: key of the client certificate.")
+    ca_file: str | None = Field(None, description="rest: CA bundle for mqweb's certificate.")
+    verify_tls: bool = Field(True, description="rest: verify mqweb's certificate (leave on).")
+    # pcf
+    channel: str | None = Field(None, description="pcf: SVRCONN channel, e.g. MONITOR.SVRCONN.")
+    conn_name: str | None = Field(None, description="pcf: CONNAME, e.g. mqhost(1414).")
+    # runmqsc
+    runmqsc: str = Field("/opt/mqm/bin/runmqsc", description="runmqsc: the runmqsc binary.")
+    dspmq: str = Field("/opt/mqm/bin/dspmq", description="runmqsc: the dspmq binary.")
+
+    @model_validator(mode="after")
+    def _backend_settings(self) -> QueueManagerEntry:
+        if self.backend == "rest" and not self.url:
+            raise ValueError(f"queue manager {self.name}: the rest back-end needs url")
+        if self.backend == "pcf" and not (self.channel and self.conn_name):
+            raise ValueError(f"queue manager {self.name}: the pcf back-end needs channel and conn_name")
+        return self
+
+
+class IbmmqSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector.")
+    interval: Duration = Field(30.0, description="Seconds between collections.")
+    timeout: Duration = Field(25.0, description="Seconds before a collection counts as failed.")
+    max_series: int = Field(200000, ge=1, description="A collection producing more series than this is refused "
+                                                      "(10,000 queues give about 60,000).")
+    queue_managers: list[QueueManagerEntry] = Field(default_factory=list, description="The queue managers to read.")
+
+    @model_validator(mode="after")
+    def _unique(self) -> IbmmqSettings:
+        names = [q.name for q in self.queue_managers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"queue manager names must be unique: {dupes}")
+        if self.enabled and not self.queue_managers:
+            raise ValueError("enabled, but no queue_managers are configured")
+        return self
+
+
+Q = ("qmgr", "queue")
+CH = ("qmgr", "channel", "type", "connname")
+BK = ("qmgr", "backend")
+
+QMGR_STATUS = MetricSpec(
+    "ibmmq_qmgr_status", "gauge", "Queue manager status (MQQMSTA: 1 starting, 2 running, 3 quiescing, "
+    "4 standby; 0 ended or unreachable).", ("qmgr",),
+    "4 also for healthy standbys: running as standby, running elsewhere, Native HA replica")
+QMGR_HA_ROLE = MetricSpec(
+    "middleware_ibmmq_qmgr_ha_role", "gauge", "High-availability role of the queue manager's instance as this "
+    "exporter sees it: 1 for the current role (active, standby, replica, none, unknown), 0 for the others.",
+    ("qmgr", "role"), 'no active instance of a pair: sum by (qmgr) (...{role="active"}) == 0')
+QUEUE_DEPTH = MetricSpec(
+    "ibmmq_queue_depth", "gauge", "Messages on the queue (CURDEPTH).", Q,
+    "MQ-DEPTH: the report held the input queue at 100; deriv() > 0 is growth")
+QUEUE_MAX_DEPTH = MetricSpec("ibmmq_queue_attribute_max_depth", "gauge", "Maximum depth of the queue (MAXDEPTH).", Q)
+QUEUE_DEPTH_RATIO = MetricSpec(
+    "ibmmq_queue_depth_ratio", "gauge", "Depth as a share of the maximum depth (0-1).", Q,
+    "MQ-DEPTH: alert over e.g. 0.8")
+QUEUE_OLDEST_MESSAGE_AGE = MetricSpec(
+    "ibmmq_queue_oldest_message_age", "gauge", "Age of the oldest message in seconds (MSGAGE; needs queue "
+    "monitoring, MONQ).", Q)
+QUEUE_INPUT_HANDLES = MetricSpec(
+    "ibmmq_queue_input_handles", "gauge", "Handles open for input (IPPROCS): the consumers.", Q)
+QUEUE_OUTPUT_HANDLES = MetricSpec(
+    "ibmmq_queue_output_handles", "gauge", "Handles open for output (OPPROCS): the producers.", Q)
+QUEUE_ENQUEUED = MetricSpec(
+    "ibmmq_queue_enqueued_messages_total", "counter", "Messages put to the queue, where the back-end has queue "
+    "statistics.", Q, "MQ-DEPTH enqueue rate: rate()")
+QUEUE_DEQUEUED = MetricSpec(
+    "ibmmq_queue_dequeued_messages_total", "counter", "Messages got from the queue, where the back-end has queue "
+    "statistics.", Q, "MQ-CPU throughput per queue manager: rate()")
+CHANNEL_STATUS = MetricSpec(
+    "ibmmq_channel_status", "gauge", "Channel status (MQCHS: 0 inactive, 1 binding, 2 starting, 3 running, "
+    "4 stopping, 5 retrying, 6 stopped, 7 requesting, 8 paused, 9 disconnected, 13 initializing, 14 switching).",
+    CH)
+CHANNEL_STATUS_SQUASH = MetricSpec(
+    "ibmmq_channel_status_squash", "gauge", "Channel status squashed: 0 stopped, 1 transitioning, 2 running.", CH,
+    "channel not running: == 0")
+BACKEND_SUCCESS = MetricSpec(
+    "middleware_ibmmq_backend_success", "gauge", "1 if the queue manager's back-end answered in the last run.",
+    BK)
+BACKEND_DURATION = MetricSpec(
+    "middleware_ibmmq_backend_duration_seconds", "gauge", "Time the back-end took in the last run.", BK)
+QUEUES = MetricSpec("middleware_ibmmq_queues", "gauge", "Queues reported (after include/exclude).", ("qmgr",))
+QUEUES_EXCLUDED = MetricSpec(
+    "middleware_ibmmq_queues_excluded", "gauge", "Queues left out by include/exclude.", ("qmgr",))
+
+SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RATIO, QUEUE_OLDEST_MESSAGE_AGE,
+         QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QUEUE_ENQUEUED, QUEUE_DEQUEUED, CHANNEL_STATUS,
+         CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED]
+
+
+def _patterns(patterns: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns) or r"(?!)")
+
+
+def make_backend(entry: QueueManagerEntry) -> Backend:
+    """The back-end object for one queue manager (imported lazily: REST needs no MQ client)."""
+    try:
+        password = entry.read_password()
+    except SecretUnavailable as exc:
+        raise BackendError(str(exc)) from None
+    if entry.backend == "rest":
+        from .rest import RestBackend
+
+        return RestBackend(entry.name, entry.url or "", username=entry.username, password=password,
+                           client_cert=entry.client_cert, client_key=entry.client_key, ca_file=entry.ca_file,
+                           verify_tls=entry.verify_tls, timeout=entry.timeout, api_version=entry.api_version)
+    if entry.backend == "pcf":
+        from .pcf import PcfBackend
+
+        return PcfBackend(entry.name, entry.channel or "", entry.conn_name or "", user=entry.username,
+                          password=password, timeout=entry.timeout)
+    from .runmqsc import RunmqscBackend
+
+    return RunmqscBackend(entry.name, runmqsc=entry.runmqsc, dspmq=entry.dspmq, timeout=entry.timeout)
+
+
+class _QueueManager(Target):
+    """One queue manager: its settings, its back-end (made on first read) and its queue filter."""
+
+    def __init__(self, entry: QueueManagerEntry, collector_timeout: float) -> None:
+        # dspmq + runmqsc, or a handful of REST calls, each bounded by the entry's timeout
+        super().__init__("ibmmq", entry.name, entry.timeout * 4, collector_timeout)
+        self.entry = entry
+        self.include = _patterns(entry.include)
+        self.exclude = _patterns(entry.exclude)
+        self.backend: Backend | None = None
+
+    def wanted(self, queue: str) -> bool:
+        return bool(self.include.match(queue)) and not self.exclude.match(queue)
+
+    def read(self) -> QmgrSnapshot:
+        if self.backend is None:
+            self.backend = make_backend(self.entry)
+        snapshot = self.backend.snapshot()
+        if not isinstance(snapshot, QmgrSnapshot):
+            raise BackendError(f"back-end returned {type(snapshot).__name__}, not a snapshot")
+        return snapshot
+
+    def error(self) -> str | None:
+        """The last read's error as ``<backend>: <error>``, or None."""
+        exc = self.outcome.error
+        if exc is None:
+            return None
+        if isinstance(exc, BackendError) or self.outcome.overdue:
+            return f"{self.entry.backend}: {exc}"
+        return f"{self.entry.backend}: {type(exc).__name__}: {exc}"  # a back-end bug
+
+
+class IbmmqCollector(Collector):
+    name = "ibmmq"
+    description = "IBM MQ queue managers (REST, PCF or runmqsc): queue depths, qmgr and channel status."
+    Settings = IbmmqSettings
+
+    def __init__(self, settings: IbmmqSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: IbmmqSettings = settings
+        self.qmgrs = [_QueueManager(entry, settings.timeout) for entry in settings.queue_managers]
+
+    @classmethod
+    def reference_settings(cls) -> IbmmqSettings:
+        return IbmmqSettings()
+
+    def specs(self) -> list[MetricSpec]:
+        return SPECS
+
+    def collect(self, batch: MetricBatch) -> None:
+        fan_out(self.qmgrs, _QueueManager.read)
+        for qm in self.qmgrs:
+            self._emit(qm, batch)
+
+    def _emit(self, qm: _QueueManager, batch: MetricBatch) -> None:
+        name, backend = qm.entry.name, qm.entry.backend
+        snap: QmgrSnapshot | None = qm.outcome.value
+        BACKEND_SUCCESS.add(batch, 1 if snap else 0, qmgr=name, backend=backend)
+        BACKEND_DURATION.add(batch, qm.outcome.duration, qmgr=name, backend=backend)
+        error = qm.error()
+        if error:
+            batch.note_error(name, error)
+        state = qmgr_state(snap.status if snap is not None else None)  # no snapshot: UNKNOWN (0, unknown)
+        QMGR_STATUS.add(batch, state.status, qmgr=name)
+        for role in ROLES:
+            QMGR_HA_ROLE.add(batch, 1 if role == state.role else 0, qmgr=name, role=role)
+        if snap is None:
+            return
+        reported = excluded = 0
+        seen: set[str] = set()
+        for queue in snap.queues:
+            if queue.name in seen:
+                continue
+            seen.add(queue.name)
+            if not qm.wanted(queue.name):
+                excluded += 1
+                continue
+            reported += 1
+            labels = {"qmgr": name, "queue": queue.name}
+            if queue.depth is not None:
+                QUEUE_DEPTH.add(batch, queue.depth, **labels)
+            if queue.max_depth is not None:
+                QUEUE_MAX_DEPTH.add(batch, queue.max_depth, **labels)
+                if queue.depth is not None and queue.max_depth > 0:
+                    QUEUE_DEPTH_RATIO.add(batch, queue.depth / queue.max_depth, **labels)
+            if queue.oldest_message_age is not None:
+                QUEUE_OLDEST_MESSAGE_AGE.add(batch, queue.oldest_message_age, **labels)
+            if queue.open_input is not None:
+                QUEUE_INPUT_HANDLES.add(batch, queue.open_input, **labels)
+            if queue.open_output is not None:
+                QUEUE_OUTPUT_HANDLES.add(batch, queue.open_output, **labels)
+            if queue.enqueued is not None:
+                QUEUE_ENQUEUED.add(batch, queue.enqueued, **labels)
+            if queue.dequeued is not None:
+                QUEUE_DEQUEUED.add(batch, queue.dequeued, **labels)
+        QUEUES.add(batch, reported, qmgr=name)
+        QUEUES_EXCLUDED.add(batch, excluded, qmgr=name)
+        channels: dict[tuple[str, str, str], str] = {}
+        for channel in snap.channels:
+            key = (channel.name, channel.type, channel.connection)
+            current = channels.get(key)
+            # several instances with the same labels: report the most alive one
+            if current is None or channel_status_squash(channel.status) > channel_status_squash(current):
+                channels[key] = channel.status
+        for (channel, ctype, connname), status in sorted(channels.items()):
+            labels = {"qmgr": name, "channel": channel, "type": ctype, "connname": connname}
+            code = CHANNEL_STATUS_CODES.get(status.upper())
+            if code is not None:
+                CHANNEL_STATUS.add(batch, code, **labels)
+            CHANNEL_STATUS_SQUASH.add(batch, channel_status_squash(status), **labels)
+
+    def close(self) -> None:
+        for qm in self.qmgrs:
+            if qm.backend is not None:
+                try:
+                    qm.backend.close()
+                except Exception:  # noqa: BLE001 - closing must not stop the other queue managers
+                    pass

@@ -1,0 +1,498 @@
+"""Pure functions from what the IBM MQ back-ends read to the common model (:mod:`.model`): runmqsc and dspmq
+text, and mqweb's JSON answers.  No I/O, so the tests feed them recorded text and fake answers.
+
+Hand-written: no library parses runmqsc reports, and the only Python mqweb wrapper found (pymqrest, first
+released 2026) needs Python 3.12 and covers runCommandJSON only (no API v1).  The format facts it relies on, with
+their sources, are in ``docs/notes/ibmmq.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import ChannelState, QueueStatus
+from .states import UNKNOWN, QmgrState, qmgr_state, role_from_native_ha
+
+# ---- runmqsc and dspmq text ----------------------------------------------------------------------------------
+
+# Message ids whose message starts an object's attributes (text is translated, ids are not).
+_DISPLAY_IDS = frozenset({
+    "AMQ8276",  # Display Connection details.
+    "AMQ8408",  # Display Queue Manager details.
+    "AMQ8409",  # Display Queue details.
+    "AMQ8414",  # Display Channel details.
+    "AMQ8417",  # Display Channel Status details.
+    "AMQ8450",  # Display queue status details.
+    "AMQ8630",  # Display listener information details.
+    "AMQ8705",  # Display Queue Manager Status Details.
+    "AMQ8878",  # Display channel authentication record details.
+})
+
+_AMQ_LINE = re.compile(r"^\s*(AMQ\d{4})([A-Z])?\s*:\s?(.*)$")
+_HEADER_TEXT = re.compile(r"\bdisplay\b.*\bdetails\b", re.IGNORECASE)
+_BANNER = re.compile(r"^\s*(?:\d{4}-[A-Z0-9]{3}\b.*\(C\)|Starting (?:local )?MQSC for\b)", re.IGNORECASE)
+_ECHO = re.compile(r"^\s*\d+\s*:(?:\s|$)")
+_SUMMARY = re.compile(r"^\s*(?:One|No|All|\d+)\s+(?:valid\s+)?(?:MQSC\s+)?commands?\b", re.IGNORECASE)
+_NAME = re.compile(r"[A-Z][A-Z0-9]{0,19}")
+_VALUED_TOKEN = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,19}\(")
+_PLAUSIBLE_AFTER_CLOSE = re.compile(r"\)(?=\s*$|\s+[A-Z][A-Z0-9]{0,19}(?:\(|\s|$))")
+_DSPMQ_NAME = re.compile(r"\bQMNAME\(([^()]*)\)")
+_DSPMQ_FIELD = re.compile(r"\b([A-Z][A-Z0-9]{0,19})\(([^()]*)\)")
+_DSPMQ_INSTANCE = re.compile(r"^\s+INSTANCE\(([^()]*)\)\s+MODE\(([^()]*)\)")
+_MAX_CONTINUATION_LINES = 8
+
+# Line kinds.
+_BLANK, _SKIP, _AMQ, _ATTRS = range(4)
+
+
+def parse_mqsc(text: str) -> tuple[list[dict[str, str]], list[str]]:
+    """Parse a runmqsc report into attribute blocks (one dict per displayed object) and AMQ message lines.
+
+    Keys are upper-case attribute names, values are stripped strings (``""`` for blank values such as
+    ``MSGAGE( )`` and for bare keywords such as ``CURRENT``; surrounding quotes removed).  The second list
+    holds every AMQ message line that does not start an object (``AMQ8147E: ...``, ``AMQ8420I: ...``).
+    Banner, command echo and summary lines are skipped.  If the text ends without a newline (output cut off),
+    an attribute cut in half on the last line is dropped and everything parsed before it kept.  Never raises.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    raw_lines = text.splitlines(keepends=True)
+    lines = [line.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") for line in raw_lines]
+    cut_short = bool(raw_lines) and lines[-1] == raw_lines[-1]  # last line has no line break
+    kinds = [_classify(line) for line in lines]
+    blocks: list[dict[str, str]] = []
+    errors: list[str] = []
+    current: dict[str, str] | None = None
+    i = 0
+    while i < len(lines):
+        kind = kinds[i]
+        if kind == _ATTRS and current is not None:
+            i += _parse_attribute_line(lines, kinds, i, cut_short, current)
+            continue
+        if kind in (_SKIP, _AMQ):
+            if current:
+                blocks.append(current)
+            current = None
+            if kind == _AMQ:
+                match = _AMQ_LINE.match(lines[i])
+                if match is not None and (match.group(1) in _DISPLAY_IDS or (
+                        (match.group(2) or "I") == "I" and _HEADER_TEXT.search(match.group(3)))):
+                    current = {}  # an object's attributes follow (errors are never headers, whatever their text)
+                else:
+                    errors.append(lines[i].strip())
+        i += 1
+    if current:
+        blocks.append(current)
+    return blocks, errors
+
+
+def _classify(line: str) -> int:
+    if not line.strip():
+        return _BLANK
+    if _AMQ_LINE.match(line):
+        return _AMQ
+    if _ECHO.match(line) or _BANNER.match(line) or (_SUMMARY.match(line) and "(" not in line):
+        return _SKIP
+    return _ATTRS
+
+
+def _parse_attribute_line(lines: list[str], kinds: list[int], i: int, cut_short: bool,
+                          block: dict[str, str]) -> int:
+    """Add the attributes of line ``i`` (and any continuation lines) to ``block``; return lines consumed."""
+    s = lines[i]
+    consumed = 1
+    # A line of prose (not indented, no NAME(value) on it) must not contribute bare keywords.
+    allow_bare = s[:1].isspace() or bool(_VALUED_TOKEN.search(s))
+    pos = 0
+    while pos < len(s):
+        while pos < len(s) and s[pos].isspace():
+            pos += 1
+        if pos >= len(s):
+            break
+        match = _NAME.match(s, pos)
+        after = match.end() if match else pos
+        if match is None or (after < len(s) and s[after] != "(" and not s[after].isspace()):
+            pos = _next_space(s, pos)  # not an attribute: skip the word
+            continue
+        name = match.group()
+        if after >= len(s) or s[after].isspace():  # bare keyword
+            at_cut = cut_short and after >= len(s) and i + consumed == len(lines)
+            if allow_bare and not at_cut:
+                block.setdefault(name, "")
+            pos = after
+            continue
+        start = after + 1
+        while True:
+            close = _find_close(s, start)
+            if close < 0 and not (cut_short and i + consumed == len(lines)):
+                close = _plausible_close(s, start)
+            if close >= 0:
+                break
+            nxt = i + consumed
+            if nxt >= len(lines) or kinds[nxt] != _ATTRS or consumed > _MAX_CONTINUATION_LINES:
+                return consumed  # half an attribute (cut off): drop it and the rest of the line
+            s = s + lines[nxt].lstrip()  # a value continued on the next line
+            consumed += 1
+        block.setdefault(name, _clean_value(s[start:close]))
+        pos = close + 1
+    return consumed
+
+
+def _next_space(s: str, pos: int) -> int:
+    while pos < len(s) and not s[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _find_close(s: str, start: int) -> int:
+    """Index of the parenthesis closing a value that starts at ``start``, or -1 when it is not on this line.
+
+    Nested parentheses are counted; a closing parenthesis directly followed by something other than a blank
+    or the end of the line is taken as part of the value (``DESCR(Smile :))``).  A value starting with a quote
+    runs to the matching quote (``''`` is an escaped quote), so parentheses inside quotes do not count.
+    """
+    j = start
+    while j < len(s) and s[j] == " ":
+        j += 1
+    if j < len(s) and s[j] == "'":
+        j += 1
+        while j < len(s):
+            if s[j] == "'":
+                if j + 1 < len(s) and s[j + 1] == "'":
+                    j += 2
+                    continue
+                j += 1
+                while j < len(s) and s[j] == " ":
+                    j += 1
+                if j < len(s) and s[j] == ")" and (j + 1 >= len(s) or s[j + 1].isspace()):
+                    return j
+                break  # not a well-formed quoted value: fall back to counting parentheses
+            j += 1
+    depth = 1
+    for j in range(start, len(s)):
+        c = s[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                if j + 1 >= len(s) or s[j + 1].isspace():
+                    return j
+                depth = 1
+    return -1
+
+
+def _plausible_close(s: str, start: int) -> int:
+    """For a value with unbalanced parentheses: the first ``)`` followed by the end of the line or another
+    attribute, or -1 (then the value is taken to continue on the next line)."""
+    match = _PLAUSIBLE_AFTER_CLOSE.search(s, start)
+    return match.start() if match else -1
+
+
+def _clean_value(raw: str) -> str:
+    value = raw.strip()
+    if len(value) >= 2 and value[0] == "'" and value[-1] == "'":
+        value = value[1:-1].replace("''", "'")
+    return value
+
+
+@dataclass
+class DspmqRecord:
+    """One queue manager of ``dspmq`` output: the fields of its ``QMNAME(...)`` line (``STATUS``, ``STANDBY``,
+    ``HA``, 9.4's ``ROLE``/``GRPROLE``, ...; keys upper case, values stripped) and, with ``-x``, its instances
+    as (host, mode) from the indented ``INSTANCE(host) MODE(Active|Standby)`` lines that follow it."""
+
+    qmgr: str
+    fields: dict[str, str] = field(default_factory=dict)
+    instances: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str | None:
+        """The ``STATUS(...)`` text as printed, or None (``dspmq -o standby`` and ``-o nativeha`` print none)."""
+        return self.fields.get("STATUS")
+
+    @property
+    def state(self) -> QmgrState:
+        """The state of the shared table; UNKNOWN when the line has no STATUS."""
+        return qmgr_state(self.status) if self.status is not None else UNKNOWN
+
+    @property
+    def role(self) -> str:
+        """The HA role: the state's, or, for a line without STATUS, the Native HA ``ROLE(...)`` field's."""
+        if self.status is None:
+            return role_from_native_ha(self.fields.get("ROLE")) or "unknown"
+        return self.state.role
+
+
+def parse_dspmq_records(text: str) -> list[DspmqRecord]:
+    """Every ``QMNAME(...)`` line of ``dspmq`` output (any ``-o``/``-x``/``-n`` form), in order; lines before the
+    first one, AMQ messages and lines with a blank QMNAME are ignored.  Never raises."""
+    if not isinstance(text, str):
+        text = str(text)
+    records: list[DspmqRecord] = []
+    current: DspmqRecord | None = None
+    for line in text.splitlines():
+        name = _DSPMQ_NAME.search(line)
+        if name is not None:
+            current = None
+            if name.group(1).strip():
+                fields = {key: value.strip() for key, value in _DSPMQ_FIELD.findall(line[name.end():])}
+                current = DspmqRecord(name.group(1).strip(), fields)
+                records.append(current)
+            continue
+        instance = _DSPMQ_INSTANCE.search(line)
+        if current is not None and instance is not None and instance.group(1).strip():
+            current.instances.append((instance.group(1).strip(), instance.group(2).strip()))
+    return records
+
+
+def parse_dspmq(text: str) -> dict[str, str]:
+    """``dspmq`` output to ``{queue manager: state name}`` (see :mod:`.states`; UNKNOWN without a STATUS);
+    lines without QMNAME are ignored, and of two lines for one queue manager the last counts."""
+    return {record.qmgr: record.state.name for record in parse_dspmq_records(text)}
+
+
+def normalise_qmgr_status(status: str) -> str:
+    """A dspmq status string as the name of its state in :mod:`.states` (``Running elsewhere`` ->
+    ``RUNNING ELSEWHERE``, ``ENDED PRE-EMPTIVELY`` -> ``ENDED PREEMPTIVELY``), UNKNOWN if not recognised."""
+    return qmgr_state(status).name
+
+
+_INTEGER = re.compile(r"[+-]?\d{1,18}")
+_DECIMAL = re.compile(r"[+-]?\d{1,18}(?:\.\d{1,9})?")
+
+
+def _mqsc_int(value: str | None) -> int | None:
+    """An MQ integer attribute, or None when it is blank or not a number."""
+    value = (value or "").strip()
+    return int(value) if _INTEGER.fullmatch(value) else None
+
+
+def _mqsc_seconds(value: str | None) -> float | None:
+    """A number of seconds, or None when it is blank (e.g. MSGAGE with monitoring off) or not a number."""
+    value = (value or "").strip()
+    return float(value) if _DECIMAL.fullmatch(value) else None
+
+
+def _is_channel(block: dict[str, str]) -> bool:
+    return "CHANNEL" in block and "QUEUE" not in block
+
+
+def queues_from_mqsc(blocks: list[dict[str, str]]) -> list[QueueStatus]:
+    """Queues merged by name: status from QSTATUS blocks (TYPE(QUEUE)), MAXDEPTH from QLOCAL blocks."""
+    queues: dict[str, QueueStatus] = {}
+    for block in blocks:
+        name = block.get("QUEUE", "")
+        if not name or _is_channel(block):
+            continue
+        queue = queues.setdefault(name, QueueStatus(name=name))
+        if "CURDEPTH" in block:
+            queue.depth = _mqsc_int(block["CURDEPTH"])
+        if "IPPROCS" in block:
+            queue.open_input = _mqsc_int(block["IPPROCS"])
+        if "OPPROCS" in block:
+            queue.open_output = _mqsc_int(block["OPPROCS"])
+        if "MSGAGE" in block:
+            queue.oldest_message_age = _mqsc_seconds(block["MSGAGE"])
+        if "MAXDEPTH" in block:
+            queue.max_depth = _mqsc_int(block["MAXDEPTH"])
+    return list(queues.values())
+
+
+def channels_from_mqsc(blocks: list[dict[str, str]]) -> list[ChannelState]:
+    """One entry per channel instance (a SVRCONN has one per connection); blocks without STATUS are skipped."""
+    channels = []
+    for block in blocks:
+        if not _is_channel(block) or not block["CHANNEL"] or not block.get("STATUS"):
+            continue
+        channels.append(ChannelState(name=block["CHANNEL"], status=block["STATUS"].upper(),
+                                     type=block.get("CHLTYPE", ""), connection=block.get("CONNAME", "")))
+    return channels
+
+
+# ---- mqweb JSON ----------------------------------------------------------------------------------------------
+
+MQCC_FAILED = 2
+
+
+class AnswerShapeError(ValueError):
+    """An mqweb answer that is not shaped as IBM documents it; the message says which part."""
+
+
+def map_qmgr_state(state: Any) -> str:
+    """mqweb's queue manager ``state`` (``runningElsewhere``, ``endingImmediately``, ...) as the name of its state
+    in :mod:`.states` (``RUNNING ELSEWHERE``, ``ENDING IMMEDIATELY``); UNKNOWN when not recognised."""
+    return qmgr_state(state).name
+
+
+def to_int(value: Any) -> int | None:
+    """An integer from a JSON number or numeric string; anything else (blank, text, bool, fraction) -> None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        text = value.strip()
+        if text and text[0] in "+-":
+            sign, digits = text[0], text[1:]
+        else:
+            sign, digits = "", text
+        if digits.isascii() and digits.isdigit():
+            return int(sign + digits)
+    return None
+
+
+def to_age(value: Any) -> float | None:
+    """MSGAGE / oldestMessageAge in seconds; blank (monitoring off), negative (-1) or garbage -> None."""
+    number = to_int(value)
+    if number is None or number < 0:
+        return None
+    return float(number)
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def qmgr_state_from_answer(data: Any, qmgr: str) -> str:
+    """The state of ``qmgr`` in the answer to ``GET .../admin/qmgr/{qmgr}`` (a ``qmgr`` array of objects)."""
+    entries = data.get("qmgr") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise AnswerShapeError("unexpected answer shape for the queue manager (no 'qmgr' array)")
+    entry = next((e for e in entries if e.get("name") == qmgr), entries[0] if len(entries) == 1 else None)
+    if entry is None:
+        raise AnswerShapeError("queue manager not in mqweb's answer")
+    state = entry.get("state")
+    if state is None and isinstance(entry.get("status"), dict):
+        state = entry["status"].get("state")
+    return map_qmgr_state(state)
+
+
+@dataclass
+class MqscAnswer:
+    """One runCommandJSON DISPLAY answer: the ``parameters`` of its usable items, its failed items, and why the
+    whole command failed (``error``, None when it did not)."""
+
+    usable: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def mqsc_answer(data: Any, what: str, benign: tuple[int, ...]) -> MqscAnswer:
+    """Split a runCommandJSON answer into usable items and failures; items failing with a ``benign`` reason
+    (nothing matched the DISPLAY) are neither."""
+    if not isinstance(data, dict) or not isinstance(data.get("commandResponse"), list):
+        raise AnswerShapeError(f"unexpected answer shape for {what} (no 'commandResponse' array)")
+    items = data["commandResponse"]
+    answer = MqscAnswer()
+    benign_only = True
+    for item in items:
+        if not isinstance(item, dict):
+            raise AnswerShapeError(f"unexpected answer shape for {what} (an item is not an object)")
+        code = to_int(item.get("completionCode")) or 0
+        params = item.get("parameters")
+        if code < MQCC_FAILED:  # OK or warning; an item without parameters carries nothing to report
+            if isinstance(params, dict):
+                answer.usable.append(params)
+            continue
+        reason = to_int(item.get("reasonCode"))
+        if reason in benign:
+            continue
+        benign_only = False
+        messages = item.get("message")
+        text = "; ".join(m.strip() for m in messages if isinstance(m, str)) if isinstance(messages, list) else ""
+        answer.failures.append(f"{what}: completion code {code}, reason {reason}" + (f" ({text})" if text else ""))
+    if not answer.usable and answer.failures:
+        answer.error = f"{what} failed: {answer.failures[0]}"
+    elif (not answer.usable and to_int(data.get("overallCompletionCode")) == MQCC_FAILED
+          and not (items and benign_only)):
+        reason = to_int(data.get("overallReasonCode"))
+        answer.error = f"{what} failed: overall completion code 2, reason {reason}"
+    return answer
+
+
+def queues_from_mqsc_json(status: list[dict[str, Any]], definitions: list[dict[str, Any]]) -> list[QueueStatus]:
+    """Queues by name from the parameters of DISPLAY QSTATUS (depth, handles, age) and DISPLAY QLOCAL (MAXDEPTH)."""
+    queues: dict[str, QueueStatus] = {}
+    for params in status:
+        name = _text(params.get("queue"))
+        if not name:
+            continue
+        queues[name] = QueueStatus(
+            name=name, depth=to_int(params.get("curdepth")), oldest_message_age=to_age(params.get("msgage")),
+            open_input=to_int(params.get("ipprocs")), open_output=to_int(params.get("opprocs")))
+    for params in definitions:
+        name = _text(params.get("queue"))
+        if name:
+            queues.setdefault(name, QueueStatus(name=name)).max_depth = to_int(params.get("maxdepth"))
+    return [queues[name] for name in sorted(queues)]
+
+
+def queues_from_v1(data: Any) -> list[QueueStatus]:
+    """Queues from the REST API v1 answer to ``GET .../qmgr/{qmgr}/queue?status=...&attributes=...``."""
+    entries = data.get("queue", []) if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise AnswerShapeError("unexpected answer shape for the queues (no 'queue' array)")
+    queues: list[QueueStatus] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not _text(entry.get("name")):
+            raise AnswerShapeError("unexpected answer shape for the queues (an entry without a name)")
+        status = entry.get("status") if isinstance(entry.get("status"), dict) else {}
+        storage = entry.get("storage") if isinstance(entry.get("storage"), dict) else {}
+        queues.append(QueueStatus(
+            name=_text(entry["name"]), depth=to_int(status.get("currentDepth")),
+            max_depth=to_int(storage.get("maximumDepth")),
+            oldest_message_age=to_age(status.get("oldestMessageAge")),
+            open_input=to_int(status.get("openInputCount")), open_output=to_int(status.get("openOutputCount"))))
+    return sorted(queues, key=lambda q: q.name)
+
+
+def channels_from_mqsc_json(chstatus: list[dict[str, Any]]) -> list[ChannelState]:
+    """Channel instances from the parameters of DISPLAY CHSTATUS, sorted by name and connection."""
+    channels: list[ChannelState] = []
+    for params in chstatus:
+        name = _text(params.get("channel"))
+        if not name:
+            continue
+        channels.append(ChannelState(name=name, status=(_text(params.get("status")) or "UNKNOWN").upper(),
+                                     type=_text(params.get("chltype")).upper(),
+                                     connection=_text(params.get("conname"))))
+    return sorted(channels, key=lambda c: (c.name, c.connection))
+
+
+def describe_mqwb_error(body: bytes) -> tuple[str, str]:
+    """(msgId, "msgId: message (reason N)") of the first error of an mqweb error body ``{"error": [{...}]}``;
+    empty strings when the body is not one."""
+    try:
+        data = json.loads(body.decode("utf-8", "replace"))
+    except ValueError:
+        return "", ""
+    errors = data.get("error") if isinstance(data, dict) else None
+    first = next((e for e in errors if isinstance(e, dict)), None) if isinstance(errors, list) else None
+    if first is None:
+        return "", ""
+    msg_id = _text(first.get("msgId")) or _text(first.get("messageId"))  # documented as messageId, sent as msgId
+    message = _text(first.get("message"))
+    if msg_id and message.startswith(msg_id):
+        message = message[len(msg_id):].lstrip(": ").strip()
+    text = ": ".join(part for part in (msg_id, message) if part)
+    reason = to_int(first.get("reasonCode"))
+    if reason:
+        text += f" (reason {reason})"
+    return msg_id, text
+
+
+def mqwb_error_reason(body: bytes) -> int | None:
+    """The MQ ``reasonCode`` of the first error of an mqweb error body, or None (no such body, no reason)."""
+    try:
+        data = json.loads(body.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    errors = data.get("error") if isinstance(data, dict) else None
+    first = next((e for e in errors if isinstance(e, dict)), None) if isinstance(errors, list) else None
+    return to_int(first.get("reasonCode")) if first is not None else None

@@ -1,0 +1,121 @@
+"""IBM MQ through ``dspmq`` and ``runmqsc``, for an exporter running on the queue manager's host.
+
+One snapshot is two commands, never through a shell: ``dspmq -n -m QMGR`` for the queue manager's status and,
+only when that says ``Running``, one ``runmqsc -e QMGR`` with three DISPLAY commands on its stdin.  Any other
+status (``Running as standby``, ``Running elsewhere``, ``Replica``, ``Ended normally``, ...) is the snapshot,
+mapped through the shared table of :mod:`.states`.  The text is
+parsed by :mod:`.parse`; this module runs the commands and turns their failures into clear errors.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ...core.runner import CommandError, CommandNotFound, CommandResult, CommandTimeout, run_command
+from .model import Backend, BackendError, BackendNotAvailable, QmgrSnapshot
+from .parse import channels_from_mqsc, parse_dspmq_records, parse_mqsc, queues_from_mqsc
+from .states import qmgr_state
+
+# What one snapshot asks runmqsc for.  DESCR is not used by the snapshot but costs nothing and makes the
+# output easier to read when an operator looks at it.
+MQSC_COMMANDS: tuple[str, ...] = (
+    "DISPLAY QSTATUS(*) TYPE(QUEUE) CURDEPTH IPPROCS OPPROCS MSGAGE",
+    "DISPLAY QLOCAL(*) MAXDEPTH DESCR",
+    "DISPLAY CHSTATUS(*) ALL",
+)
+
+# Messages meaning the session as a whole failed (no DISPLAY could have run).
+_FATAL_IDS = {
+    "AMQ8118": "queue manager does not exist",
+    "AMQ8146": "queue manager not available",
+    "AMQ8135": "not authorized",
+    "AMQ8145": "connection broken",
+    "AMQ8156": "queue manager quiescing",
+}
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:limit]
+    return ""
+
+
+class RunmqscBackend(Backend):
+    """One local queue manager through ``dspmq`` and ``runmqsc`` (no MQ client library needed).
+
+    ``timeout`` bounds the whole snapshot (both commands); ``env`` holds extra environment variables for the
+    commands, added to the exporter's own environment (e.g. ``{"LANG": "C"}``).
+    """
+
+    name = "runmqsc"
+
+    def __init__(self, qmgr: str, runmqsc: str = "/opt/mqm/bin/runmqsc", dspmq: str = "/opt/mqm/bin/dspmq",
+                 timeout: float = 10.0, env: dict[str, str] | None = None) -> None:
+        self.qmgr = qmgr
+        self.runmqsc = runmqsc
+        self.dspmq = dspmq
+        self.timeout = timeout
+        self.env = env
+        self.last_messages: list[str] = []  # AMQ messages of the last runmqsc session, for diagnostics
+
+    def snapshot(self) -> QmgrSnapshot:
+        """The queue manager's status and, when it is running, its queues and channel instances."""
+        deadline = time.monotonic() + self.timeout
+        status = self._qmgr_status(deadline)
+        if not qmgr_state(status).running:
+            self.last_messages = []
+            return QmgrSnapshot(qmgr=self.qmgr, status=status)
+        blocks = self._display(deadline)
+        return QmgrSnapshot(qmgr=self.qmgr, status=status, queues=queues_from_mqsc(blocks),
+                            channels=channels_from_mqsc(blocks))
+
+    def _qmgr_status(self, deadline: float) -> str:
+        """The state name (:mod:`.states`) of the queue manager as ``dspmq`` sees it from this host."""
+        result = self._run(self.dspmq, ["-n", "-m", self.qmgr], deadline)
+        records = [r for r in parse_dspmq_records(result.stdout) if r.qmgr == self.qmgr]
+        if records:
+            return records[-1].state.name
+        hint = _first_line(result.stdout) or _first_line(result.stderr) or "no output"
+        if "AMQ7048" in result.stdout + result.stderr:
+            raise BackendError(f"dspmq: queue manager {self.qmgr} is not known on this host ({hint})")
+        raise BackendError(f"dspmq -m {self.qmgr}: no status for the queue manager "
+                           f"(exit status {result.returncode}: {hint})")
+
+    def _display(self, deadline: float) -> list[dict[str, str]]:
+        stdin = "".join(command + "\n" for command in MQSC_COMMANDS)
+        result = self._run(self.runmqsc, ["-e", self.qmgr], deadline, input_text=stdin)
+        blocks, messages = parse_mqsc(result.stdout)
+        self.last_messages = messages
+        fatal = [m for m in messages if m[:7] in _FATAL_IDS]
+        if fatal:
+            reason = _FATAL_IDS[fatal[0][:7]]
+            raise BackendError(f"runmqsc {self.qmgr}: {reason} ({fatal[0]})")
+        if blocks:
+            return blocks
+        hint = (messages[0] if messages else "") or _first_line(result.stderr) or _first_line(result.stdout)
+        if result.returncode != 0:
+            raise BackendError(f"runmqsc {self.qmgr}: exit status {result.returncode} and no usable output"
+                               + (f" ({hint!r})" if hint else ""))
+        raise BackendError(f"runmqsc {self.qmgr}: no recognisable MQSC output"
+                           + (f" (starts {hint[:80]!r})" if hint else " (empty)"))
+
+    def _run(self, binary: str, args: list[str], deadline: float, input_text: str | None = None) -> CommandResult:
+        tool = os.path.basename(binary) or binary
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise BackendError(f"{tool}: no time left of the {self.timeout:g}s timeout")
+        env = {**os.environ, **self.env} if self.env is not None else None
+        try:
+            return run_command([binary, *args], timeout=remaining, env=env, input_text=input_text)
+        except CommandNotFound:
+            raise BackendNotAvailable(f"{tool} not found at {binary} (IBM MQ is not installed on this host, "
+                                      "or the path is wrong)") from None
+        except CommandTimeout:
+            raise BackendError(f"{tool} {' '.join(args)}: timed out after {remaining:.3g}s") from None
+        except CommandError as exc:
+            raise BackendError(f"{tool}: {exc}") from None
+        except OSError as exc:  # e.g. exec format error on a broken binary
+            raise BackendError(f"{tool} at {binary} could not be run: {exc}") from None
+

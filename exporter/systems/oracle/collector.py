@@ -1,0 +1,216 @@
+"""Oracle databases: many per exporter, each with its own ``database`` label.  The metrics come from the queries
+in ``queries.yaml`` (data, not code); each database is read in its own thread under a deadline (core.fanout),
+so one that hangs, refuses logins or drops its session shows only in its own ``middleware_oracle_up`` and
+``..._query_success`` series.  The guide checks (checks.py) are computed from the query results and, for the
+files on this host, from the mount table.  What it reads, the permissions and the guide rows: README.md.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from importlib import resources
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.fanout import Target, fan_out
+from ...core.metrics import MetricBatch, MetricSpec
+from ...core.procfs import read_text
+from ...core.settings import CollectorSettings, Duration
+from . import checks
+from .checks import GuideThresholds, P
+from .client import OracleClient, OracleSettings, error_text
+from .parse import Mount, parse_mounts
+
+if TYPE_CHECKING:
+    from .querymetrics import QuerySpec
+
+# Directories of every data, temp, redo and control file; ASM names (+DATA/...) have no leading '/' and are left
+# out.  Run rarely (the layout seldom changes).
+FILE_DIRECTORIES_SQL = """
+SELECT DISTINCT SUBSTR(name, 1, INSTR(name, '/', -1) - 1) AS directory FROM v$datafile WHERE name LIKE '/%'
+UNION SELECT DISTINCT SUBSTR(name, 1, INSTR(name, '/', -1) - 1) FROM v$tempfile WHERE name LIKE '/%'
+UNION SELECT DISTINCT SUBSTR(member, 1, INSTR(member, '/', -1) - 1) FROM v$logfile WHERE member LIKE '/%'
+UNION SELECT DISTINCT SUBSTR(name, 1, INSTR(name, '/', -1) - 1) FROM v$controlfile WHERE name LIKE '/%'
+"""
+HOST_NAME_SQL = "SELECT host_name FROM v$instance"
+FILES_REFRESH_SECONDS = 600.0
+
+UP = MetricSpec(f"{P}_up", "gauge", "1 if a session to the database could be had in the last attempt.", ("database",))
+BACKOFF = MetricSpec(f"{P}_backoff_seconds", "gauge", "Seconds until the next connection attempt after a failure "
+                     "(a rejected login waits longer so as not to lock the account).", ("database",))
+COLLECT_SUCCESS = MetricSpec(f"{P}_collect_success", "gauge", "1 if the database answered within the deadline and a "
+                             "session could be had (query failures are in middleware_oracle_query_success).",
+                             ("database",))
+COLLECT_DURATION = MetricSpec(f"{P}_collect_duration_seconds", "gauge", "Time spent reading the database in the "
+                              "last run.", ("database",))
+BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, *checks.SPECS]
+
+
+class DatabaseEntry(OracleSettings):
+    name: str = Field(..., pattern=r"^[A-Za-z0-9_.:-]+$", description="The `database` label value.")
+    hpom: bool = Field(False, description="The HPOM database: also check the HPOM guide's Table 6 values.")
+    dedicated_host: bool = Field(False, description="The host runs only this database: check SGA = 50-70 % of "
+                                                    "memory (ORA-SGA).")
+    local_files: Literal["auto", "yes", "no"] = Field(
+        "auto", description="Whether the database files are on this host's file systems (NFS checks): auto "
+                            "compares v$instance.host_name with this host's name.")
+    data_paths: list[str] | None = Field(None, description="Directories holding the database files; default: "
+                                                           "those of v$datafile, v$tempfile, v$logfile, v$controlfile.")
+
+
+class OracleCollectorSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector.")
+    interval: Duration = Field(60.0, description="Seconds between collections.")
+    timeout: Duration = Field(50.0, description="Seconds before a collection counts as failed.")
+    databases: list[DatabaseEntry] = Field(default_factory=list, description="The databases to read.")
+    queries_file: str | None = Field(None, description="Query file replacing the built-in queries.yaml; it must "
+                                                       "still produce what the guide checks read.")
+    extra_queries_file: str | None = Field(None, description="Query file whose queries are added to the built-in ones.")
+    guide: GuideThresholds = Field(default_factory=GuideThresholds, description="Thresholds of the guide checks.")
+
+    @field_validator("databases")
+    @classmethod
+    def _unique(cls, databases: list[DatabaseEntry]) -> list[DatabaseEntry]:
+        names = [d.name for d in databases]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"database names must be unique: {dupes}")
+        return databases
+
+    @model_validator(mode="after")
+    def _needs_databases(self) -> "OracleCollectorSettings":
+        if self.enabled and not self.databases:
+            raise ValueError("enabled, but no databases are configured")
+        return self
+
+
+def _same_host(db_host: str) -> bool:
+    mine = {socket.gethostname().lower(), socket.getfqdn().lower()}
+    mine |= {name.split(".")[0] for name in mine}
+    return db_host.lower() in mine or db_host.lower().split(".")[0] in mine
+
+
+class _Database(Target):
+    """One database: its client and queries, and where its files are (for the mount checks)."""
+
+    def __init__(self, entry: DatabaseEntry, queries: list[QuerySpec], collector_timeout: float) -> None:
+        from .querymetrics import QueryRunner
+
+        query_time = sum(q.timeout or entry.query_timeout for q in queries)
+        budget = entry.connect_timeout + query_time + 2 * entry.query_timeout  # 2: the file-location lookup
+        super().__init__("oracle", entry.name, budget, collector_timeout)
+        self.entry = entry
+        self.client = OracleClient(entry.name, entry)
+        self.runner = QueryRunner(queries, prefix=f"{P}_query", const_labels={"database": entry.name},
+                                  allowed_prefix=f"{P}_")
+        self.directories: list[str] | None = list(entry.data_paths) if entry.data_paths else None
+        self.files_checked = 0.0
+        self.local: bool | None = {"yes": True, "no": False}.get(entry.local_files)
+
+    def read(self) -> str | None:
+        """Everything that talks to the database (in a worker thread under the deadline); returns a problem with
+        the optional file-location lookup, which does not fail the database."""
+        self.runner.run(self.client)
+        now = time.monotonic()
+        if not self.client.up or self.entry.data_paths or now - self.files_checked < FILES_REFRESH_SECONDS:
+            return None
+        try:
+            with self.client.session() as conn:
+                if self.local is None or self.entry.local_files == "auto":
+                    host = self.client.query(conn, HOST_NAME_SQL).rows
+                    self.local = bool(host) and _same_host(str(host[0][0]))
+                if self.local:
+                    rows = self.client.query(conn, FILE_DIRECTORIES_SQL).rows
+                    self.directories = sorted({str(r[0]) for r in rows if r[0]})
+            self.files_checked = now
+        except Exception as exc:  # noqa: BLE001 - the file check is optional
+            return f"file locations: {error_text(exc)}"
+        return None
+
+
+def _read_mounts(procfs: str) -> list[Mount]:
+    try:
+        text = read_text(os.path.join(procfs, "mounts"))
+    except OSError:
+        text = read_text(os.path.join(procfs, "self", "mounts"))
+    return parse_mounts(text)
+
+
+class OracleCollector(Collector):
+    name = "oracle"
+    description = "Oracle databases: redo switches and layout, log-switch waits, parameters, limits, NFS, guide checks."
+    Settings = OracleCollectorSettings
+
+    def __init__(self, settings: OracleCollectorSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: OracleCollectorSettings = settings
+        from .querymetrics import QueryRunner, load_queries  # imported when the collector runs, not at start
+
+        if settings.queries_file:
+            queries = load_queries(settings.queries_file)
+        else:
+            with resources.as_file(resources.files(__package__) / "queries.yaml") as path:
+                queries = load_queries(path)
+        source = f"queries_file {settings.queries_file}" if settings.queries_file else "the built-in queries.yaml"
+        if settings.extra_queries_file:
+            extra = load_queries(settings.extra_queries_file)
+            clash = {q.name for q in extra} & {q.name for q in queries}
+            if clash:
+                raise ValueError(f"extra_queries_file redefines queries {sorted(clash)}")
+            queries = queries + extra
+            source += f" with extra_queries_file {settings.extra_queries_file}"
+        checks.require_inputs(queries, settings.databases, source)
+        self.databases = [_Database(entry, queries, settings.timeout) for entry in settings.databases]
+        # the specs of the declared queries, once (every database runs the same queries)
+        self._query_specs = QueryRunner(queries, prefix=f"{P}_query", const_labels={"database": "-"},
+                                        allowed_prefix=f"{P}_").specs()
+
+    @classmethod
+    def reference_settings(cls) -> OracleCollectorSettings:
+        return OracleCollectorSettings(databases=[DatabaseEntry(name="db", dsn="db:1521/orcl", user="u", password="-")])
+
+    def specs(self) -> list[MetricSpec]:
+        return BASE_SPECS + self._query_specs
+
+    def collect(self, batch: MetricBatch) -> None:
+        fan_out(self.databases, _Database.read)
+        mounts: list[Mount] | None = None
+        for db in self.databases:
+            if db.local and db.directories and mounts is None:
+                try:
+                    mounts = _read_mounts(self.context.procfs)
+                except OSError as exc:  # no mount table here: the file-system checks are skipped, not the rest
+                    mounts = []
+                    batch.note_error("mounts", f"cannot read the mount table: {exc.strerror or exc}")
+            self._emit(db, batch, mounts or [])
+
+    def _emit(self, db: _Database, batch: MetricBatch, mounts: list[Mount]) -> None:
+        name, client, outcome = db.entry.name, db.client, db.outcome
+        if outcome.overdue:
+            db.runner.fail_due(f"database: {outcome.error}")
+            client.up = False
+            failure: str | None = f"no answer within the deadline: {outcome.error}"
+        else:
+            failure = error_text(outcome.error) if outcome.error is not None else None
+        problem = failure or outcome.value  # the value: a failed file-location lookup, which is not a failure
+        UP.add(batch, 1 if client.up else 0, database=name)
+        BACKOFF.add(batch, client.backoff_remaining(), database=name)
+        COLLECT_SUCCESS.add(batch, 1 if client.up and failure is None else 0, database=name)
+        COLLECT_DURATION.add(batch, outcome.duration, database=name)
+        if problem or (not client.up and client.last_error):
+            batch.note_error(name, problem or client.last_error or "")
+        for query, error in db.runner.errors().items():
+            batch.note_error(f"{name}:{query}", error)
+        db.runner.emit(batch)
+        inputs = checks.Inputs.read(db.runner)
+        checks.add_checks(batch, db.entry, self.settings.guide, inputs)
+        if db.local and db.directories:
+            checks.add_file_systems(batch, name, db.directories, mounts, inputs, self.settings.guide)
+
+    def close(self) -> None:
+        for db in self.databases:
+            db.client.close()

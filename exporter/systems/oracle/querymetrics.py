@@ -1,0 +1,274 @@
+"""Metrics declared as data: SQL plus metric descriptions in a YAML file (``queries.yaml`` here and in HPOM),
+so that a site can add or replace queries without code.  Each query runs on a pooled session of its own with its
+own timeout and interval; a failing query reports ``..._query_success{query} 0`` and none of its own metrics
+without affecting the others.  The file format is described in this folder's README.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from ...core.metrics import LABEL_NAME_RE, MetricBatch, MetricSpec
+from ...core.settings import Duration, StrictModel
+from .client import DatabaseUnavailable, OracleClient, error_text
+
+
+class MetricColumn(StrictModel):
+    name: str
+    type: Literal["gauge", "counter", "info"] = "gauge"
+    help: str = Field(..., min_length=1)
+    value: str | None = None  # not used by info metrics: all their labels come from columns
+    labels: list[str] = Field(default_factory=list)
+
+    @field_validator("value")
+    @classmethod
+    def _lower_value(cls, value: str | None) -> str | None:
+        return None if value is None else value.lower()
+
+    @model_validator(mode="after")
+    def _value_needed(self) -> "MetricColumn":
+        if self.type != "info" and self.value is None:
+            raise ValueError(f"{self.name}: a {self.type} needs a value column")
+        if self.type == "info" and not self.labels:
+            raise ValueError(f"{self.name}: an info metric needs label columns")
+        return self
+
+    @field_validator("labels")
+    @classmethod
+    def _lower_labels(cls, labels: list[str]) -> list[str]:
+        for label in labels:
+            if not LABEL_NAME_RE.match(label):
+                raise ValueError(f"{label!r} cannot be a label name")
+        return [label.lower() for label in labels]
+
+
+class QuerySpec(StrictModel):
+    name: str = Field(..., pattern=r"^[a-z][a-z0-9_]*$")
+    help: str = ""
+    sql: str = Field(..., min_length=1)
+    timeout: Duration | None = None
+    interval: Duration | None = None
+    params: dict[str, int | float | str] = Field(default_factory=dict)
+    zero_fill: dict[str, list[str]] = Field(default_factory=dict)
+    metrics: list[MetricColumn] = Field(..., min_length=1)
+
+    @model_validator(mode="after")
+    def _zero_fill_labels(self) -> "QuerySpec":
+        for label in self.zero_fill:
+            for metric in self.metrics:
+                if metric.labels != [label.lower()]:
+                    raise ValueError(f"query {self.name}: zero_fill needs {metric.name} to have exactly the label "
+                                     f"{label!r}")
+        if len(self.zero_fill) > 1:
+            raise ValueError(f"query {self.name}: zero_fill supports one label")
+        return self
+
+
+class QueryFile(StrictModel):
+    queries: list[QuerySpec]
+
+    @model_validator(mode="after")
+    def _unique(self) -> "QueryFile":
+        names = [q.name for q in self.queries]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"query names defined twice: {sorted(dupes)}")
+        metrics = [m.name for q in self.queries for m in q.metrics]
+        dupes = {n for n in metrics if metrics.count(n) > 1}
+        if dupes:
+            raise ValueError(f"metric names defined twice: {sorted(dupes)}")
+        return self
+
+
+def load_queries(path: str | Path) -> list[QuerySpec]:
+    """Read and validate a query file; errors name the file and the offending key."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read query file {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"query file {path} is not valid YAML: {exc}") from None
+    try:
+        return QueryFile.model_validate(data).queries
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"query file {path}: {problems}") from None
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"value {value!r} is not a number")
+    if isinstance(value, (int, float, Decimal)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(f"value {str(value)[:40]!r} is not a number")
+
+
+@dataclass
+class _QueryState:
+    samples: list[tuple[str, float, dict[str, str]]] = field(default_factory=list)
+    success: bool | None = None
+    duration: float = 0.0
+    last_run: float | None = None
+    error: str | None = None
+    pending: bool = False  # due in the current run and not finished yet
+
+
+class QueryRunner:
+    """Runs a list of declared queries against one database and adds their samples to a batch."""
+
+    def __init__(self, queries: list[QuerySpec], prefix: str, const_labels: dict[str, str] | None = None,
+                 params: dict[str, Any] | None = None, allowed_prefix: str | None = None,
+                 clock=time.monotonic) -> None:
+        self.queries = queries
+        self.prefix = prefix
+        self.const_labels = dict(const_labels or {})
+        self.params = dict(params or {})
+        self._clock = clock
+        self._state = {q.name: _QueryState() for q in queries}
+        self._info = {m.name for q in queries for m in q.metrics if m.type == "info"}
+        allowed = allowed_prefix or prefix.rsplit("_", 1)[0] + "_"
+        for query in queries:
+            for metric in query.metrics:
+                if not metric.name.startswith(allowed):
+                    raise ValueError(f"query {query.name}: metric {metric.name} must start with {allowed}")
+                overlap = set(metric.labels) & set(self.const_labels)
+                if overlap:
+                    raise ValueError(f"query {query.name}: labels {sorted(overlap)} are reserved")
+
+    def specs(self) -> list[MetricSpec]:
+        const = tuple(self.const_labels)
+        specs = [
+            MetricSpec(f"{self.prefix}_success", "gauge", "1 if the query's last run succeeded.", const + ("query",)),
+            MetricSpec(f"{self.prefix}_duration_seconds", "gauge", "Duration of the query's last run.",
+                       const + ("query",)),
+        ]
+        for query in self.queries:
+            for metric in query.metrics:
+                labels = const if metric.type == "info" else const + tuple(metric.labels)
+                specs.append(MetricSpec(metric.name, metric.type, metric.help, labels, f"query `{query.name}`"))
+        return specs
+
+    def _bind(self, query: QuerySpec) -> dict[str, Any]:
+        binds = dict(query.params)
+        for key in binds:
+            if key in self.params:
+                binds[key] = self.params[key]
+        return binds
+
+    def _convert(self, query: QuerySpec, columns: list[str], rows: list[tuple]) -> list[tuple[str, float, dict]]:
+        index = {name: i for i, name in enumerate(columns)}
+        samples: list[tuple[str, float, dict[str, str]]] = []
+        for metric in query.metrics:
+            wanted = [metric.value] if metric.value else []
+            missing = [c for c in [*wanted, *metric.labels] if c not in index]
+            if missing:
+                raise ValueError(f"columns {missing} not in the result ({', '.join(columns)})")
+            seen: set[tuple[str, ...]] = set()
+            for row in rows:
+                value = _number(row[index[metric.value]]) if metric.value else 1.0
+                labels = {label: "" if row[index[label]] is None else str(row[index[label]]).strip()
+                          for label in metric.labels}
+                key = tuple(labels[label] for label in metric.labels)
+                if key in seen:
+                    raise ValueError(f"{metric.name}: two rows with labels {labels}")
+                seen.add(key)
+                if value is None:
+                    continue
+                if metric.type == "counter" and (value < 0 or math.isnan(value)):
+                    raise ValueError(f"{metric.name}: counter value {value} is negative")
+                samples.append((metric.name, value, labels))
+            for label, values in query.zero_fill.items():
+                label = label.lower()
+                for wanted in values:
+                    if (wanted,) not in seen:
+                        samples.append((metric.name, 0.0, {label: wanted}))
+        return samples
+
+    def due(self, query: QuerySpec) -> bool:
+        state = self._state[query.name]
+        if state.last_run is None or query.interval is None:
+            return True
+        return self._clock() - state.last_run >= query.interval - 0.5  # tolerate scheduling jitter
+
+    def run(self, client: OracleClient) -> None:
+        """Run the due queries, each on a pooled session of its own, and keep their rows for emit().
+
+        A query that times out or breaks its session does not take the next query down with it: the broken
+        session is dropped and the next query gets another one.  Nothing here touches a batch, so a caller may
+        run this under a deadline in another thread and abandon it."""
+        due = [q for q in self.queries if self.due(q)]
+        for query in due:
+            self._state[query.name].pending = True
+        for position, query in enumerate(due):
+            state = self._state[query.name]
+            started = time.monotonic()
+            state.last_run = self._clock()
+            try:
+                with client.session() as conn:
+                    result = client.query(conn, query.sql, self._bind(query), query.timeout)
+                state.samples = self._convert(query, result.columns, result.rows)
+                state.success, state.error = True, None
+            except DatabaseUnavailable as exc:
+                for pending in due[position:]:
+                    self._mark_failed(pending, str(exc))
+                break
+            except Exception as exc:  # noqa: BLE001 - one query's failure must not affect the others
+                state.samples, state.success = [], False
+                state.error = error_text(exc)
+                if "timeout" in state.error.lower() or "DPY-4024" in state.error:
+                    state.error = f"timed out after {query.timeout or client.settings.query_timeout:g}s: " \
+                                  f"{state.error}"
+            state.duration = time.monotonic() - started
+            state.pending = False
+
+    def fail_due(self, error: str) -> None:
+        """Mark the queries of an abandoned run that had not finished as failed."""
+        for query in self.queries:
+            state = self._state[query.name]
+            if state.pending or state.success is None:
+                self._mark_failed(query, error)
+
+    def _mark_failed(self, query: QuerySpec, error: str) -> None:
+        state = self._state[query.name]
+        state.samples, state.success, state.error, state.duration = [], False, error, 0.0
+        state.last_run = self._clock()
+        state.pending = False
+
+    def emit(self, batch: MetricBatch) -> None:
+        for query in self.queries:
+            state = self._state[query.name]
+            if state.success is None:
+                continue
+            batch.add(f"{self.prefix}_success", 1 if state.success else 0, query=query.name, **self.const_labels)
+            batch.add(f"{self.prefix}_duration_seconds", state.duration, query=query.name, **self.const_labels)
+            for name, value, labels in state.samples:
+                if name in self._info:
+                    batch.add_info(name, labels, **self.const_labels)
+                else:
+                    batch.add(name, value, **labels, **self.const_labels)
+        for query in self.queries:
+            for metric in query.metrics:
+                batch.declare_empty(metric.name)
+
+    def samples(self, metric: str) -> list[tuple[float, dict[str, str]]]:
+        """The last successful samples of one metric (for checks computed from query results)."""
+        return [(value, labels) for state in self._state.values() if state.success
+                for name, value, labels in state.samples if name == metric]
+
+    def errors(self) -> dict[str, str]:
+        return {name: s.error for name, s in self._state.items() if s.error}

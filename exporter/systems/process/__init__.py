@@ -1,0 +1,1 @@
+"""Process groups of the middleware: count, CPU, memory and threads per group."""

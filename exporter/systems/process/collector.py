@@ -1,0 +1,280 @@
+"""Process groups: count, CPU, memory, threads and start time of the middleware's own processes.
+
+Reads the shared process table (one walk over /proc/<pid>/stat per interval, see ``core/procfs.py``) and a
+process's command line only when a group asks for it.  A process counts by itself, never with its children, in
+every group it matches; zombies are not counted.  CPU seconds per group stay monotonic across process exits and
+restarts, so ``rate()`` never sees a false counter reset.  Matching rules and the built-in groups: README.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from pydantic import Field, field_validator, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.metrics import LABEL_NAME_RE, NAMESPACE, MetricBatch, MetricSpec
+from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, read_text
+from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
+
+P = f"{NAMESPACE}_process"
+RESERVED_LABELS = ("group", "process", "mode")
+COMM_MAX = 15
+
+
+class ProcessGroup(StrictModel):
+    name: str = Field(..., min_length=1, description="Group name (the `group` label).")
+    names: list[str] = Field(default_factory=list, description="Exact process names (comm, at most 15 characters).")
+    comm: str | None = Field(None, description="Regex on the process name; named groups become labels.")
+    cmdline: str | None = Field(None, description="Regex the command line must contain; named groups become labels.")
+    labels_from_cmdline: str | None = Field(
+        None, description="Regex on the command line whose named groups become labels; does not filter.")
+
+    @field_validator("names")
+    @classmethod
+    def _names_fit_comm(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if len(name) > COMM_MAX:
+                raise ValueError(f"{name!r} is longer than {COMM_MAX} characters, the kernel's limit for a "
+                                 f"process name; match it with `comm` (prefix) or `cmdline` instead")
+        return names
+
+    @field_validator("comm", "cmdline", "labels_from_cmdline")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        return None if value is None else check_regex(value)
+
+    @model_validator(mode="after")
+    def _something_to_match(self) -> "ProcessGroup":
+        if not (self.names or self.comm or self.cmdline):
+            raise ValueError(f"group {self.name!r} needs names, comm or cmdline")
+        if self.names and self.comm:
+            raise ValueError(f"group {self.name!r}: give names or comm, not both")
+        for label in self.capture_labels():
+            if label != "process" and (label in RESERVED_LABELS or not LABEL_NAME_RE.match(label)):
+                raise ValueError(f"group {self.name!r}: capture group name {label!r} cannot be a label")
+        return self
+
+    def capture_labels(self) -> list[str]:
+        labels: list[str] = []
+        for pattern in (self.comm, self.cmdline, self.labels_from_cmdline):
+            if pattern:
+                labels.extend(n for n in re.compile(pattern).groupindex if n not in labels)
+        return labels
+
+
+def _g(name: str, *names: str, comm: str | None = None, cmdline: str | None = None,
+       labels_from_cmdline: str | None = None) -> ProcessGroup:
+    return ProcessGroup(name=name, names=list(names), comm=comm, cmdline=cmdline,
+                        labels_from_cmdline=labels_from_cmdline)
+
+
+# Built-in groups for the seed systems (see README "Process groups").  `-m QM1` and `-mQM1` both occur in MQ
+# command lines.
+DEFAULT_GROUPS: list[ProcessGroup] = [
+    _g("hpom_server", "opcctlm", "opcmsgm", "opcmsgr", "opcmsgrb", "opcactm", "opcdispm", "opcdistm",
+       "opcttnsm", "opcforwm", "opcecm", "opcecaas", "opcsvcm", "opcbbcdist", "opccmm", "ovoareqsdr", "opctss"),
+    _g("hpom_java_gui", "opcuiwww"),
+    _g("hpom_motif_gui", "opcuiadm", "opcuiop", "opcuiopadm"),
+    _g("hpom_agent", "ovcd", "ovbbccb", "ovconfd", "opcmsga", "opcmsgi", "opcacta", "opcle", "opcmona",
+       "opctrapi", "opceca", "coda"),
+    _g("ibmmq", "amqzxma0", "amqzlaa0", "amqzmuc0", "amqzmur0", "amqzmuf0", "amqzfuma", "amqrmppa", "runmqchl",
+       "runmqlsr", "amqpcsea", "amqfqpub", "amqfcxba", "amqzdmaa", "amqrrmfa", "amqzmgr0", "amqhasmx",
+       labels_from_cmdline=r"-m\s*(?P<qmgr>[^\s-]\S*)"),
+    _g("mqsi_engine", "mqsiruleng", "DataFlowEngine", "bipbroker", "bipservice"),
+    _g("oracle", comm=r"^ora_(?P<process>pmon|smon|lgwr|ckpt|dbw[0-9a-z]|bw[0-9a-z]{2}|arc[0-9a-z]|"
+                      r"lg[0-9a-z]{2}|reco|mmon|mmnl|lreg|psp0)_",
+       labels_from_cmdline=r"^ora_[0-9a-z]+_(?P<sid>\S+)"),
+    _g("oracle_listener", "tnslsnr"),
+    _g("vhi_session_server", "sesssrvr"),
+    _g("domino", "server", "update", "router", "replica", "amgr", "adminp", "sched", "calconn", "event",
+       "http", cmdline=r"(?i)(lotus|domino|notes)"),
+]
+
+
+class ProcessSettings(CollectorSettings):
+    interval: Duration = Field(15.0, description="Seconds between passes over the process table.")
+    timeout: Duration = Field(10.0, description="Seconds before a pass counts as failed.")
+    groups: list[ProcessGroup] = Field(
+        default_factory=lambda: [g.model_copy() for g in DEFAULT_GROUPS],
+        description="Process groups; replaces the built-in list (HPOM, MQ, MQSI, Oracle, VHI, Domino).")
+    extra_groups: list[ProcessGroup] = Field(default_factory=list,
+                                             description="Groups added to `groups` (keeps the built-in list).")
+
+    @model_validator(mode="after")
+    def _unique(self) -> "ProcessSettings":
+        seen: set[str] = set()
+        for group in self.all_groups():
+            if group.name in seen:
+                raise ValueError(f"process group {group.name!r} is defined twice")
+            seen.add(group.name)
+        return self
+
+    def all_groups(self) -> list[ProcessGroup]:
+        return list(self.groups) + list(self.extra_groups)
+
+
+class _Matcher:
+    """A compiled group; returns the label values for a process, or None."""
+
+    def __init__(self, group: ProcessGroup, extra_labels: list[str]) -> None:
+        self.group = group
+        self.names = frozenset(group.names)
+        self.comm = re.compile(group.comm) if group.comm else None
+        self.cmdline = re.compile(group.cmdline) if group.cmdline else None
+        self.labels_from_cmdline = re.compile(group.labels_from_cmdline) if group.labels_from_cmdline else None
+        self.extra_labels = extra_labels
+
+    def match(self, proc: ProcessEntry) -> tuple[str, ...] | None:
+        captured: dict[str, str] = {}
+        if self.names:
+            if proc.comm not in self.names:
+                return None
+            captured["process"] = proc.comm
+        elif self.comm is not None:
+            m = self.comm.search(proc.comm)
+            if m is None:
+                return None
+            captured.update({k: v for k, v in m.groupdict().items() if v is not None})
+        if self.cmdline is not None:
+            m = self.cmdline.search(proc.cmdline())
+            if m is None:
+                return None
+            captured.update({k: v for k, v in m.groupdict().items() if v is not None})
+        if self.labels_from_cmdline is not None:
+            m = self.labels_from_cmdline.search(proc.cmdline())
+            if m is not None:
+                captured.update({k: v for k, v in m.groupdict().items() if v is not None})
+        return self.key(captured.get("process", ""), captured)
+
+    def key(self, process: str, captured: dict[str, str]) -> tuple[str, ...]:
+        return (self.group.name, process) + tuple(captured.get(label, "") for label in self.extra_labels)
+
+    def zero_keys(self, present: set[tuple[str, str]]) -> list[tuple[str, ...]]:
+        """Keys reported as 0: configured names (or the whole group) with no process at all."""
+        if self.names:
+            return [self.key(name, {}) for name in self.group.names if (self.group.name, name) not in present]
+        if any(group == self.group.name for group, _ in present):
+            return []
+        return [self.key("", {})]
+
+
+SCANNED_PROCESSES = MetricSpec(f"{P}_scanned_processes", "gauge", "Processes read from /proc in the last pass.", ())
+
+
+class _Totals:
+    __slots__ = ("processes", "rss", "threads", "oldest")
+
+    def __init__(self) -> None:
+        self.processes = 0
+        self.rss = 0
+        self.threads = 0
+        self.oldest: float | None = None
+
+
+class ProcessCollector(Collector):
+    name = "process"
+    description = "Process groups of HPOM, IBM MQ, MQSI, Oracle, VHI and Domino: count, CPU, memory, threads."
+    Settings = ProcessSettings
+
+    def __init__(self, settings: ProcessSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        groups = settings.all_groups()
+        labels: list[str] = []
+        for group in groups:
+            labels.extend(label for label in group.capture_labels() if label != "process" and label not in labels)
+        self.matchers = [_Matcher(group, labels) for group in groups]
+        # Most groups list exact names: look those up by name; only the others are tried on every process.
+        self._by_name: dict[str, list[tuple[int, _Matcher]]] = {}
+        self._by_pattern: list[tuple[int, _Matcher]] = []
+        for index, matcher in enumerate(self.matchers):
+            if matcher.names:
+                for name in matcher.names:
+                    self._by_name.setdefault(name, []).append((index, matcher))
+            else:
+                self._by_pattern.append((index, matcher))
+        self.label_names = ("group", "process", *labels)
+        # Monotonic CPU: ticks already counted per series, and per live process what we counted last time.
+        self._cpu_ticks: dict[tuple[str, ...], list[int]] = {}
+        self._seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+        # The label names are known only now (capture groups of the configured regexes): the handles live here.
+        lv = self.label_names
+        self.group_processes = MetricSpec(
+            f"{P}_group_processes", "gauge", "Processes in the group (0 for a configured name that is not running).",
+            lv, "HPOM-GUI: group=\"hpom_java_gui\" is the number of Java GUI sessions")
+        self.group_cpu_seconds = MetricSpec(
+            f"{P}_group_cpu_seconds_total", "counter",
+            "CPU time of the group's processes by mode (user, system); monotonic across restarts.",
+            lv + ("mode",), "CPU share: rate() summed over mode")
+        self.group_resident_memory = MetricSpec(
+            f"{P}_group_resident_memory_bytes", "gauge", "Resident memory of the group's processes.", lv)
+        self.group_threads = MetricSpec(f"{P}_group_threads", "gauge", "Threads of the group's processes.", lv)
+        self.group_oldest_start_time = MetricSpec(
+            f"{P}_group_oldest_start_time_seconds", "gauge",
+            "Unix start time of the group's oldest process (changes when it restarts).", lv)
+
+    def specs(self) -> list[MetricSpec]:
+        return [self.group_processes, self.group_cpu_seconds, self.group_resident_memory, self.group_threads,
+                self.group_oldest_start_time, SCANNED_PROCESSES]
+
+    def _boot_time(self) -> float:
+        for line in read_text(os.path.join(self.context.procfs, "stat")).splitlines():
+            if line.startswith("btime "):
+                return float(line.split()[1])
+        raise ValueError("no btime line in /proc/stat")
+
+    def collect(self, batch: MetricBatch) -> None:
+        boot_time = self._boot_time()
+        entries = self.context.processes.snapshot(self)
+        totals: dict[tuple[str, ...], _Totals] = {}
+        seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+        by_name, by_pattern = self._by_name, self._by_pattern
+        for entry in entries:
+            candidates = by_name.get(entry.comm)
+            if candidates is None:
+                if not by_pattern:
+                    continue
+                candidates = by_pattern
+            elif by_pattern:
+                candidates = candidates + by_pattern
+            for index, matcher in candidates:
+                key = matcher.match(entry)
+                if key is None:
+                    continue
+                proc = entry.stat()
+                if proc is None or proc.state == "Z":  # exited since the walk, or a zombie: not counted
+                    break
+                t = totals.get(key)
+                if t is None:
+                    t = totals[key] = _Totals()
+                t.processes += 1
+                t.rss += proc.rss_pages * PAGE_SIZE
+                t.threads += proc.threads
+                started = boot_time + proc.starttime / USER_HZ
+                t.oldest = started if t.oldest is None else min(t.oldest, started)
+                ident = (proc.pid, proc.starttime, index)
+                prev_user, prev_system = self._seen.get(ident, (0, 0))
+                ticks = self._cpu_ticks.setdefault(key, [0, 0])
+                ticks[0] += max(proc.utime - prev_user, 0)
+                ticks[1] += max(proc.stime - prev_system, 0)
+                seen[ident] = (proc.utime, proc.stime)
+        self._seen = seen
+        labels = self.label_names
+        present = {(key[0], key[1]) for key in totals}
+        for matcher in self.matchers:
+            for key in matcher.zero_keys(present):
+                totals.setdefault(key, _Totals())
+        for key in sorted(totals):
+            t = totals[key]
+            lv = dict(zip(labels, key, strict=True))
+            self.group_processes.add(batch, t.processes, **lv)
+            if t.processes == 0:
+                continue
+            user, system = self._cpu_ticks[key]
+            self.group_cpu_seconds.add(batch, user / USER_HZ, mode="user", **lv)
+            self.group_cpu_seconds.add(batch, system / USER_HZ, mode="system", **lv)
+            self.group_resident_memory.add(batch, t.rss, **lv)
+            self.group_threads.add(batch, t.threads, **lv)
+            self.group_oldest_start_time.add(batch, t.oldest, **lv)
+        SCANNED_PROCESSES.add(batch, len(entries))

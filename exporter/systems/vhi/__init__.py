@@ -1,0 +1,1 @@
+"""Verastream Host Integrator session server: host sessions, sessions per CPU, the memory formula."""

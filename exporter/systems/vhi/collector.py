@@ -1,0 +1,148 @@
+"""Verastream Host Integrator (VHI) session server: concurrent host sessions, sessions per CPU, and the memory the
+guide's formula asks for (guide rows VHI-SESS, VHI-MEM, VHI-CPU).
+
+Each host session holds one TCP connection from the session server to the host, so the collector counts the
+ESTABLISHED connections of the session server processes (found in the shared process table) to ``host_ports``:
+sockets in /proc/<pid>/fd matched by inode against that process's /proc/<pid>/net/tcp and tcp6.  The CPUs are the
+processes' affinity (Cpus_allowed_list).  Method, permissions and sources: README.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from pydantic import Field
+
+from ...core.collector import Collector, Context
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.procfs import PAGE_SIZE, read_text
+from ...core.settings import CollectorSettings, Duration
+from .parse import parse_cpu_list, parse_tcp
+
+P = f"{NAMESPACE}_vhi"
+MB = 1024 * 1024
+TCP_ESTABLISHED = "01"
+
+
+class VhiSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector (on a VHI session server host).")
+    interval: Duration = Field(15.0, description="Seconds between collections.")
+    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
+    process_names: list[str] = Field(default_factory=lambda: ["sesssrvr"],
+                                     description="Process names of the session server.")
+    host_ports: list[int] = Field(
+        default_factory=lambda: [23, 992],
+        description="Remote ports of the host connections (TN3270/TN5250 23, TLS 992, VT ...).")
+    sessions_per_cpu_limit: int = Field(250, ge=1, description="VHI-SESS: sessions per CPU the guide allows.")
+    memory_base_mb: int = Field(512, ge=0, description="VHI-MEM: minimum memory for up to base_sessions sessions.")
+    memory_recommended_base_mb: int = Field(1024, ge=0, description="VHI-MEM: recommended memory for that.")
+    memory_per_100_mb: int = Field(64, ge=0, description="VHI-MEM: minimum per further 100 sessions.")
+    memory_recommended_per_100_mb: int = Field(128, ge=0, description="VHI-MEM: recommended per further 100.")
+    base_sessions: int = Field(100, ge=0, description="Sessions covered by the base memory.")
+
+
+SESSION_SERVER_PROCESSES = MetricSpec(f"{P}_session_server_processes", "gauge", "Session server processes running.",
+                                      ())
+SESSIONS = MetricSpec(f"{P}_sessions", "gauge", "Concurrent host sessions: established TCP connections of the session "
+                      "server processes to the host ports.", (), "VHI-SESS")
+SESSIONS_BY_PORT = MetricSpec(f"{P}_sessions_by_port", "gauge", "Concurrent host sessions by remote port.", ("port",))
+SESSION_SERVER_CPUS = MetricSpec(f"{P}_session_server_cpus", "gauge",
+                                 "CPUs the session server may run on (its CPU affinity).", ())
+SESSIONS_PER_CPU = MetricSpec(f"{P}_sessions_per_cpu", "gauge",
+                              "Concurrent host sessions per CPU the session server may use.", (),
+                              "VHI-SESS: over 250 is beyond the guide")
+SESSIONS_PER_CPU_LIMIT = MetricSpec(f"{P}_sessions_per_cpu_limit", "gauge",
+                                    "The guide's limit of sessions per CPU (250).", ())
+MEMORY_REQUIRED = MetricSpec(f"{P}_memory_required_bytes", "gauge", "Memory the guide's formula asks for at the "
+                             "current sessions: 512 MB (1 GB recommended) up to 100 sessions plus 64 MB (128 MB) per "
+                             "further 100.", ("level",), "VHI-MEM: compare with middleware_host_memory_total_bytes")
+SESSION_SERVER_RESIDENT_MEMORY = MetricSpec(f"{P}_session_server_resident_memory_bytes", "gauge",
+                                            "Resident memory of the session server processes (the guide measured "
+                                            "about 35-73 MB per 100 sessions).", ())
+
+SPECS = [SESSION_SERVER_PROCESSES, SESSIONS, SESSIONS_BY_PORT, SESSION_SERVER_CPUS, SESSIONS_PER_CPU,
+         SESSIONS_PER_CPU_LIMIT, MEMORY_REQUIRED, SESSION_SERVER_RESIDENT_MEMORY]
+
+
+class VhiCollector(Collector):
+    name = "vhi"
+    description = "Verastream Host Integrator session server: host sessions, sessions per CPU, memory formula."
+    Settings = VhiSettings
+
+    def __init__(self, settings: VhiSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: VhiSettings = settings
+        self._names = frozenset(settings.process_names)
+        self._ports = frozenset(settings.host_ports)
+
+    def specs(self) -> list[MetricSpec]:
+        return SPECS
+
+    def collect(self, batch: MetricBatch) -> None:
+        s = self.settings
+        pids, rss, cpus = [], 0, set()
+        for entry in self.context.processes.snapshot(self):
+            if entry.comm in self._names:
+                proc = entry.stat()
+                if proc is None or proc.state == "Z":
+                    continue  # exited meanwhile, or a zombie
+                base = entry.path
+                try:
+                    status = read_text(base + "/status")
+                except OSError:
+                    continue  # exited meanwhile
+                pids.append((proc.pid, base))
+                rss += proc.rss_pages * PAGE_SIZE
+                for line in status.splitlines():
+                    if line.startswith("Cpus_allowed_list:"):
+                        cpus |= parse_cpu_list(line.split(":", 1)[1])
+        by_port = dict.fromkeys(sorted(self._ports), 0)
+        tables: dict[str, dict[int, tuple[int, str]]] = {}
+        for pid, base in pids:
+            try:
+                links = []
+                for fd in os.listdir(base + "/fd"):
+                    try:
+                        links.append(os.readlink(os.path.join(base, "fd", fd)))
+                    except PermissionError:
+                        raise
+                    except OSError:  # closed meanwhile, or not a link
+                        continue
+            except PermissionError:
+                raise PermissionError(f"cannot read {base}/fd (pid {pid}): permission denied; run the exporter as "
+                                      "the session server's user or as root to count its connections") from None
+            except FileNotFoundError:
+                continue  # exited
+            inodes = {int(link[8:-1]) for link in links if link.startswith("socket:[")}
+            if not inodes:
+                continue
+            # the socket tables of the process's own network namespace
+            key = os.path.realpath(base + "/ns/net") if os.path.exists(base + "/ns/net") else base
+            if key not in tables:
+                table: dict[int, tuple[int, str]] = {}
+                for name in ("tcp", "tcp6"):
+                    try:
+                        table.update(parse_tcp(read_text(f"{base}/net/{name}")))
+                    except OSError:
+                        pass
+                tables[key] = table
+            for inode in inodes:
+                entry = tables[key].get(inode)
+                if entry and entry[1] == TCP_ESTABLISHED and entry[0] in self._ports:
+                    by_port[entry[0]] += 1
+        sessions = sum(by_port.values())
+        SESSION_SERVER_PROCESSES.add(batch, len(pids))
+        SESSIONS.add(batch, sessions)
+        for port, count in by_port.items():
+            SESSIONS_BY_PORT.add(batch, count, port=str(port))
+        SESSIONS_PER_CPU_LIMIT.add(batch, s.sessions_per_cpu_limit)
+        if cpus:
+            SESSION_SERVER_CPUS.add(batch, len(cpus))
+            SESSIONS_PER_CPU.add(batch, sessions / len(cpus))
+        extra = math.ceil(max(0, sessions - s.base_sessions) / 100)
+        MEMORY_REQUIRED.add(batch, (s.memory_base_mb + extra * s.memory_per_100_mb) * MB, level="minimum")
+        MEMORY_REQUIRED.add(batch, (s.memory_recommended_base_mb + extra * s.memory_recommended_per_100_mb) * MB,
+                            level="recommended")
+        if pids:
+            SESSION_SERVER_RESIDENT_MEMORY.add(batch, rss)

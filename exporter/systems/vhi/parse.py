@@ -1,0 +1,35 @@
+"""Parsers for what the VHI collector reads under /proc: a CPU affinity list and the kernel's TCP socket tables.
+
+Pure functions from the files' text to plain data, tested on recorded text.  Hand-written: psutil reads the
+socket tables of the exporter's own network namespace (/proc/net), and its procfs root is one process-wide setting.
+"""
+
+from __future__ import annotations
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """``Cpus_allowed_list`` of /proc/<pid>/status: ``0-3,6,8-9`` -> {0, 1, 2, 3, 6, 8, 9}."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        start, _, end = part.partition("-")
+        cpus.update(range(int(start), int(end or start) + 1))
+    return cpus
+
+
+def parse_tcp(text: str) -> dict[int, tuple[int, str]]:
+    """/proc/<pid>/net/tcp or tcp6: socket inode -> (remote port, state as the kernel's hex code)."""
+    result = {}
+    for line in text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 10:
+            continue
+        try:
+            remote_port = int(parts[2].rsplit(":", 1)[1], 16)
+            inode = int(parts[9])
+        except (ValueError, IndexError):
+            continue
+        if inode:
+            result[inode] = (remote_port, parts[3])
+    return result
