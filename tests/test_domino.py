@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from exporter.core.collector import Context
 from exporter.systems.domino.collector import MAX_STATISTICS, DominoCollector, DominoSettings
@@ -242,7 +243,7 @@ def test_garbage_lines_between_valid_ones() -> None:
         ("1.5E+03", [1500.0]),
         # Swiss apostrophes (ASCII and U+2019), no-break spaces, narrow no-break spaces, 0xFF, an undecodable byte
         ("5'075'542'016", [5075542016.0]), ("5\u2019075\u2019542\u2019016", [5075542016.0]),
-        ("5'075'542.5", [5075542.5]), ("1\u00a0073\u00a0741\u00a0824", [1073741824.0]),
+        ("5'075'542.5", [5075542.5]), ("5'075,542", [5075.542]), ("1\u00a0073\u00a0741\u00a0824", [1073741824.0]),
         ("12\u202f345,5", [12345.5]), ("1\u00ff073\u00ff741", [1073741.0]), ("2\ufffd978", [2978.0]),
         # one "," or "." before exactly three digits: two readings
         ("2.978", [2978.0, 2.978]), ("1,234", [1234.0, 1.234]), ("16,384 MB", [16384.0, 16.384]),
@@ -250,7 +251,7 @@ def test_garbage_lines_between_valid_ones() -> None:
         # text
         ("1,23,456", []), ("12.0.2", []), ("1,,2", []), ("1,234.5.6", []), ("1.234,567,8", []), ("1,234E3", []),
         ("1e999", []), ("Release 12.0.2", []), ("11/20/2026 08:15:02", []), ("20.11.2026", []), ("64-bit", []),
-        ("3 days 02:11:09", []), ("TRUE", []), ("", []), ("%", []), ("0x1F", []), ("5'075,542", []),
+        ("3 days 02:11:09", []), ("TRUE", []), ("", []), ("%", []), ("0x1F", []),
         ("1'234,5'6", []), ("ÿ3", []), ("2 97", []),
     ],
 )
@@ -291,8 +292,9 @@ def test_statistic_kinds_and_locales() -> None:
     percents = ["Platform.System.PctCombinedCpuUtil", "Platform.Memory.RAM.PctUtil", "Server.AvailabilityIndex",
                 "Database.Database.BufferPool.PerCentReadsInBuffer", "Platform.System.TotalUtil"]
     assert {name: statistic_kind(name) for name in percents} == dict.fromkeys(percents, "percent")
-    for name in ("Mail.AverageDeliverTime", "Http.PeakConnections", "Server.Users.Peak.Time", "Database.DbCache.HitRate",
-                 "Platform.Process.nserver.PctCpuUtil", "Platform.LogicalDisk.1.PctUtil", "Server.ExpansionFactor"):
+    for name in ("Mail.AverageDeliverTime", "Http.PeakConnections", "Server.Users.Peak.Time",
+                 "Database.DbCache.HitRate", "Platform.Process.nserver.PctCpuUtil", "Platform.LogicalDisk.1.PctUtil",
+                 "Server.ExpansionFactor"):
         assert statistic_kind(name) is None, name
     assert locale_format("auto") == NumberFormat()
     assert locale_format("de_DE.UTF-8") == DE == NumberFormat(".", ",")
@@ -359,7 +361,7 @@ SHOW_STAT_CP850 = {"Database.DbCache.HitRate": 98.7, "Mail.Waiting": 1204.0, "Me
 @pytest.mark.parametrize(
     ("fixture", "expected", "number_format"),
     [
-        ("show_stat_ch.txt", SHOW_STAT_CH, NumberFormat("'", None)),
+        ("show_stat_ch.txt", SHOW_STAT_CH, NumberFormat("'", ".")),
         ("show_stat_de.txt", SHOW_STAT_DE, NumberFormat(".", ",")),
         ("show_stat_fr_utf8.txt", SHOW_STAT_FR, NumberFormat(" ", ",")),
         ("show_stat_fr_latin1.bin", SHOW_STAT_FR, NumberFormat(" ", ",")),
@@ -399,8 +401,11 @@ def test_german_output_read_with_a_wrong_locale_is_refused_not_misread() -> None
     # every grouped or decimal-comma number fails the configured English convention: text, reported
     assert show.values["Server.Users"] == "2.978" and show.unresolved["Server.Users"] == "separators"
     assert show.values["Mem.Allocated"] == "1.073.741.824" and show.values["Database.DbCache.HitRate"] == "98,7"
-    assert show.values["Mail.Dead"] == 17.0
-    assert not any(isinstance(v, float) and v < 1000 and k != "Mail.Dead" for k, v in show.values.items())
+    # 1.024 (Http.PeakConnections, kind unknown) fits English, but the output's 1.073.741.824 contradicts English:
+    # not decided by the configuration either
+    assert show.values["Http.PeakConnections"] == "1.024" and show.unresolved["Http.PeakConnections"] == "separators"
+    assert {k: v for k, v in show.values.items() if isinstance(v, float)} == {"Mail.Dead": 17.0}
+    assert set(show.unresolved) == {k for k, v in SHOW_STAT_DE.items() if isinstance(v, float)} - {"Mail.Dead"}
 
 
 AMBIGUOUS_AUTO = {
@@ -526,20 +531,24 @@ def test_include_and_exclude(tmp_path) -> None:
 
 def test_odd_output(tmp_path) -> None:
     samples, batch = _collect(_collector(command=_printing(tmp_path, "show_stat_odd.txt")))
-    assert batch.errors == {}
+    assert batch.errors == {"show_stat": "1 number(s) kept as text, ambiguous separators (Server.Odd.Ambiguous = "
+                                         "1.234): set collectors.domino.locale or thousands_separator/"
+                                         "decimal_separator"}
+    assert _value(samples, "source_success", source="show_stat") == 1
+    assert _value(samples, "undecided_numbers") == 1
     stats = _statistics(samples)
     assert stats["Server.Users"] == 1234 and stats["Mem.Free"] == 2147483648
     assert stats["Disk./local.Free"] == 12345678901.5 and stats["Server.Users.Peak"] == 5
-    assert stats["Mail.Dead"] == 0 and stats["MAIL.Dead"] == 4
+    assert stats["Mail.Dead"] == 0 and stats["MAIL.Dead"] == 4 and stats["Server.Odd.NoSpace"] == 5
     assert "Server.Task" not in stats and "Server.Odd.Version" not in stats and "Server.Odd.Empty" not in stats
-    assert _infos(samples) == {}
+    assert _infos(samples) == {"Server.Odd.Ambiguous": "1.234"}  # the undecided number, as text
     assert _value(samples, "users") == 1234
     assert _value(samples, "mail_dead") == 4  # of Mail.Dead and MAIL.Dead the one printed later
     assert _value(samples, "transactions_per_minute") == 1234567
     assert (f"{P}_mail_waiting", ()) not in samples  # not printed: not emitted
     expected = {k for k, v in SHOW_STAT_ODD.items() if isinstance(v, float) and k.lower().startswith(DEFAULT_PREFIXES)}
     assert set(stats) == expected
-    assert _value(samples, "statistics") == len(expected)
+    assert _value(samples, "statistics") == len(expected) + 1
 
 
 @pytest.mark.parametrize("fixture", ["garbage.bin", "empty.txt"])
@@ -547,8 +556,9 @@ def test_output_without_statistics_fails_the_source(tmp_path, fixture) -> None:
     samples, batch = _collect(_collector(command=_printing(tmp_path, fixture)))
     assert _value(samples, "source_present", source="show_stat") == 1
     assert _value(samples, "source_success", source="show_stat") == 0
-    size = len(read(fixture))
-    assert batch.errors == {"show_stat": f"ValueError: no statistics in the output of server ({size} characters)"}
+    size = len((DOMINO / fixture).read_bytes())
+    assert batch.errors == {"show_stat": f"ValueError: no numeric statistics in the output of server ({size} "
+                                         "bytes)"}
     assert not any(name.startswith((f"{P}_statistic", f"{P}_users", f"{P}_mail")) for name, _ in samples)
     assert (f"{P}_statistics", ()) not in samples
 
@@ -591,7 +601,9 @@ def test_missing_binary_and_no_command_are_quiet(tmp_path) -> None:
 def test_statistics_are_capped(tmp_path) -> None:
     output = tmp_path / "many.txt"
     count = MAX_STATISTICS + 100
-    output.write_text("".join(f"  Server.Many.S{i:05d} = {i:,}\n" for i in range(count)) + "  Server.Users = 7\n")
+    # 1,234 alone could be 1.234; Server.Zz.Big shows that a comma groups digits in this output
+    output.write_text("".join(f"  Server.Many.S{i:05d} = {i:,}\n" for i in range(count)) + "  Server.Users = 7\n"
+                      "  Server.Zz.Big = 1,073,741,824\n")
     samples, batch = _collect(_collector(command=_printing(tmp_path, output)))
     stats = _statistics(samples)
     assert len(stats) == MAX_STATISTICS == _value(samples, "statistics")
@@ -599,9 +611,128 @@ def test_statistics_are_capped(tmp_path) -> None:
     assert "Server.Many.S05000" not in stats and "Server.Users" not in stats  # the first 5000 by name
     assert _value(samples, "users") == 7  # the convenience gauges are not capped
     assert _value(samples, "source_success", source="show_stat") == 1
-    assert batch.errors == {"show_stat": f"{count + 1} statistics pass include/exclude; only the first "
+    assert batch.errors == {"show_stat": f"{count + 2} statistics pass include/exclude; only the first "
                                          f"{MAX_STATISTICS} by name are exposed (narrow include or add exclude "
                                          "patterns)"}
+
+
+@pytest.mark.parametrize(
+    ("fixture", "settings", "users", "waiting"),
+    [
+        ("show_stat_ch.txt", {}, 2978, 12), ("show_stat_ch.txt", {"locale": "de_CH.UTF-8"}, 2978, 12),
+        ("show_stat_de.txt", {}, 2978, 1204), ("show_stat_de.txt", {"locale": "de"}, 2978, 1204),
+        ("show_stat_de.txt", {"thousands_separator": ".", "decimal_separator": ","}, 2978, 1204),
+        ("show_stat_fr_utf8.txt", {}, 2978, 1204), ("show_stat_fr_latin1.bin", {"locale": "fr"}, 2978, 1204),
+        ("show_stat_cp850_ff.bin", {"thousands_separator": "space"}, 2978, 1204),
+        ("show_stat_ambiguous.txt", {}, 2978, 1204), ("mixed_garbage.bin", {}, 2978, 1204),
+    ],
+)
+def test_locale_outputs_through_the_collector(tmp_path, fixture, settings, users, waiting) -> None:
+    samples, batch = _collect(_collector(command=_printing(tmp_path, fixture), **settings))
+    assert _value(samples, "source_success", source="show_stat") == 1
+    assert _value(samples, "users") == users and _value(samples, "mail_waiting") == waiting
+    stats = _statistics(samples)
+    if "Mem.Allocated" in stats:
+        assert stats["Mem.Allocated"] == 1073741824
+    if fixture == "show_stat_ambiguous.txt":
+        assert _value(samples, "undecided_numbers") == 2
+        assert _infos(samples) == {"Http.PeakConnections": "1,024", "Mail.AverageDeliverTime": "2.978",
+                                   "Server.Version.Notes": "Release 12.0.2"}
+        assert batch.errors == {"show_stat": "2 number(s) kept as text, ambiguous separators (Http.PeakConnections = "
+                                             "1,024, Mail.AverageDeliverTime = 2.978): set collectors.domino.locale "
+                                             "or thousands_separator/decimal_separator"}
+    else:
+        assert _value(samples, "undecided_numbers") == 0 and batch.errors == {}
+
+
+def test_a_wrong_locale_is_reported_and_gives_no_wrong_numbers(tmp_path) -> None:
+    samples, batch = _collect(_collector(command=_printing(tmp_path, "show_stat_de.txt"), locale="en"))
+    assert _value(samples, "source_success", source="show_stat") == 1
+    assert (f"{P}_users", ()) not in samples and (f"{P}_mail_waiting", ()) not in samples  # absent, not 2.978
+    assert _value(samples, "mail_dead") == 17
+    assert _statistics(samples) == {"Mail.Dead": 17}
+    assert _value(samples, "undecided_numbers") == 11
+    assert _infos(samples)["Server.Users"] == "2.978"
+    assert batch.errors["show_stat"].startswith(
+        "11 number(s) kept as text, do not fit the configured thousands ',', decimal '.' (")
+    assert batch.errors["show_stat"].endswith(" and 8 more): set collectors.domino.locale or thousands_separator/"
+                                              "decimal_separator")
+
+
+def test_undecided_numbers_outside_include_are_not_reported(tmp_path) -> None:
+    command = _printing(tmp_path, "show_stat_ambiguous.txt")
+    samples, batch = _collect(_collector(command=command, include=["Server.*", "Platform.*"]))
+    assert batch.errors == {} and _value(samples, "undecided_numbers") == 0
+    assert _value(samples, "users") == 2978 and _value(samples, "mail_waiting") == 1204
+    # a convenience statistic is reported even when include leaves it out
+    samples, batch = _collect(_collector(command=command, include=["Platform.*"], locale="en"))
+    assert _value(samples, "undecided_numbers") == 1 and (f"{P}_users", ()) not in samples
+    assert _infos(samples) == {}  # not exposed: include leaves Server.* out
+    assert batch.errors == {"show_stat": "1 number(s) kept as text, do not fit the configured thousands ',', "
+                                         "decimal '.' (Server.Users = 2.978): set collectors.domino.locale or "
+                                         "thousands_separator/decimal_separator"}
+
+
+def test_separator_settings() -> None:
+    assert DominoSettings().number_format() == NumberFormat()
+    assert DominoSettings(locale="de").number_format() == NumberFormat(".", ",")
+    assert DominoSettings(locale="de", thousands_separator=" ").number_format() == NumberFormat(" ", ",")
+    assert DominoSettings(locale="ch", thousands_separator="\u2019").number_format() == NumberFormat("'", ".")
+    assert DominoSettings(thousands_separator="none").number_format() == NumberFormat("", None)
+    assert DominoSettings(decimal_separator=",").number_format() == NumberFormat(None, ",")
+    assert DominoSettings(locale="en", thousands_separator=".", decimal_separator=",").number_format() == DE
+    with pytest.raises(ValueError, match=r"thousands separator \(from thousands_separator\) and the decimal separator "
+                                         r"\(from decimal_separator\) are both '\.': they must differ"):
+        DominoSettings(thousands_separator=".", decimal_separator=".")
+    with pytest.raises(ValueError, match=r"\(from locale de\) and the decimal separator \(from decimal_separator\) "
+                                         r"are both '\.'"):
+        DominoSettings(locale="de", decimal_separator=".")
+    with pytest.raises(ValueError, match=r"\(from thousands_separator\) and the decimal separator \(from locale en\)"):
+        DominoSettings(locale="en", thousands_separator=".")
+    with pytest.raises(ValueError, match="unknown locale 'klingon'"):
+        DominoSettings(locale="klingon")
+    with pytest.raises(ValueError, match="'_' is not a thousands separator"):
+        DominoSettings(thousands_separator="_")
+    with pytest.raises(ValueError, match="';' is not a decimal separator"):
+        DominoSettings(decimal_separator=";")
+
+
+def _check_config(tmp_path: Path, domino: str) -> subprocess.CompletedProcess:
+    config = tmp_path / "config.yaml"
+    config.write_text("collectors:\n  domino:\n" + "".join(f"    {line}\n" for line in domino.splitlines()))
+    return subprocess.run([sys.executable, "-m", "exporter", "check-config", "--config", str(config)], cwd=REPO,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                          env={"PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize(
+    ("domino", "error"),
+    [
+        ("locale: de_CH.UTF-8", None),
+        ("locale: fr\nthousands_separator: ' '\ndecimal_separator: ','", None),
+        ("thousands_separator: \"'\"", None),
+        ("thousands_separator: '.'\ndecimal_separator: '.'",
+         "collectors.domino: Value error, the thousands separator (from thousands_separator) and the decimal "
+         "separator (from decimal_separator) are both '.': they must differ"),
+        ("locale: de\ndecimal_separator: '.'",
+         "collectors.domino: Value error, the thousands separator (from locale de) and the decimal separator (from "
+         "decimal_separator) are both '.': they must differ"),
+        ("locale: xx", "collectors.domino.locale: Value error, unknown locale 'xx'"),
+        ("thousands_separator: x", "collectors.domino.thousands_separator: Value error, 'x' is not a thousands "
+                                   "separator"),
+        ("decimal_separator: ';'", "collectors.domino.decimal_separator: Value error, ';' is not a decimal separator"),
+    ],
+)
+def test_separator_settings_through_check_config(tmp_path, domino, error) -> None:
+    result = _check_config(tmp_path, domino)
+    assert "Traceback" not in result.stderr
+    if error is None:
+        assert result.returncode == 0, result.stderr
+        effective = yaml.safe_load(result.stdout)["collectors"]["domino"]
+        assert {k: effective[k] for k in yaml.safe_load(domino)} == yaml.safe_load(domino)
+    else:
+        assert result.returncode == 2
+        assert error in result.stderr
 
 
 def test_settings_validation() -> None:
@@ -625,7 +756,7 @@ def test_reference_settings_list_every_metric() -> None:
     names = {spec.name for spec in collector.specs()}
     assert names == {f"{P}_{n}" for n in ("source_present", "source_success", "source_duration_seconds",
                                           "statistic", "statistic_info", "users", "mail_waiting", "mail_dead",
-                                          "transactions_per_minute", "statistics")}
+                                          "transactions_per_minute", "statistics", "undecided_numbers")}
     assert DominoCollector.name == "domino"
     assert DominoCollector.description == "Domino server statistics from the console (show stat)."
 
@@ -641,3 +772,10 @@ def test_real_domino_server() -> None:
     assert _value(samples, "source_success", source="show_stat") == 1
     assert any(name.lower() == "server.users" for name in _statistics(samples))
     assert _value(samples, "users") >= 0
+
+
+def test_the_collector_hands_the_raw_bytes_to_the_parser(tmp_path) -> None:
+    """The runner keeps the command's bytes, so a Latin-1 letter in a text value survives (not U+FFFD)."""
+    samples, batch = _collect(_collector(command=_printing(tmp_path, "show_stat_fr_latin1.bin"), locale="fr"))
+    assert _value(samples, "source_success", source="show_stat") == 1
+    assert _infos(samples)["Server.Name"] == "Orléans/Exemple"

@@ -451,3 +451,165 @@ def test_real_hpom_server():
     assert batch.errors.get("database") is None, batch.errors
     for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages"):
         assert _value(samples, "middleware_hpom_query_success", query=query) == 1, batch.errors
+
+
+# ---- issue 13: ovconfget errors with exit status 0, configurable names, NULL or blank message keys -------------
+def _variable_samples(samples: dict) -> list:
+    return [key for key in samples if key[0].startswith("middleware_hpom_server_variable_")]
+
+
+@pytest.mark.parametrize("body, expected", [
+    # an error on stdout, exit status 0: before, every variable became its "default" with success 1
+    ("echo 'ERROR:   (conf-42) Resource group server does not exist.'\n",
+     "ovconfget printed an error (exit status 0), so no variable can be reported as set or default: "
+     "ERROR:   (conf-42) Resource group server does not exist."),
+    # values, then an error line: the values cannot be trusted either
+    ("echo OPC_DIRECT_ACKN_LIMIT=0; echo 'Cannot read /var/opt/OV/conf/xpl/config/settings.ini'\n",
+     "printed an error (exit status 0), so no variable can be reported as set or default: "
+     "Cannot read /var/opt/OV/conf/xpl/config/settings.ini"),
+    # nothing on stdout, the error on stderr
+    ("echo '(xpl-0) Cannot open the configuration' >&2\n",
+     "printed an error (exit status 0), so no variable can be reported as set or default: "
+     "(xpl-0) Cannot open the configuration"),
+    # values on stdout, an error on stderr
+    ("echo OPCMSGM_USE_GUI_THREAD=TRUE; echo 'ERROR: (conf-7) partial read' >&2\n",
+     "printed an error (exit status 0), so no variable can be reported as set or default: "
+     "ERROR: (conf-7) partial read"),
+    # nothing at all: set and default cannot be told apart
+    ("exit 0\n", "ovconfget printed no NAME=value line (exit status 0), so no variable can be reported"),
+    ("echo 'no such namespace' >&2\n", "printed no NAME=value line (exit status 0), so no variable can be "
+                                       "reported as set or default: no such namespace"),
+])
+def test_ovconfget_error_with_exit_status_0_fails_the_source(hpom_server, tmp_path, body, expected):
+    del hpom_server["database"]
+    hpom_server["ovconfget"] = _script(tmp_path / "bin" / "ovconfget", body)
+    samples, batch = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_source_success", source="ovconfget") == 0
+    assert expected in batch.errors["ovconfget"]
+    assert _variable_samples(samples) == []
+    assert _value(samples, "middleware_hpom_source_success", source="opcsv") == 1  # the others are intact
+
+
+def test_ovconfget_error_text_hides_secrets_and_is_bounded(hpom_server, tmp_path):
+    del hpom_server["database"]
+    lines = ["ERROR: bad line DB_PASSWORD=Sup3r-S3cret-pw", "ERROR: token: abc123secret", "x" * 400,
+             "fourth", "fifth"]
+    hpom_server["ovconfget"] = _script(tmp_path / "bin" / "ovconfget",
+                                       "".join(f"echo '{line}'\n" for line in lines))
+    _, batch = _collect(_collector(hpom_server))
+    error = batch.errors["ovconfget"]
+    assert "Sup3r-S3cret-pw" not in error and "abc123secret" not in error
+    assert "DB_PASSWORD=***" in error and "token: ***" in error
+    assert "x" * 161 not in error and "(+2 more lines)" in error
+
+
+def test_ovconfget_warning_on_stderr_keeps_the_values(hpom_server, tmp_path):
+    del hpom_server["database"]
+    hpom_server["ovconfget"] = _script(tmp_path / "bin" / "ovconfget",
+                                       "echo OPC_DIRECT_ACKN_LIMIT=0; echo 'WARNING: locale C' >&2\n")
+    samples, batch = _collect(_collector(hpom_server))
+    assert batch.errors == {}
+    assert _value(samples, "middleware_hpom_server_variable_follows_guide", variable="OPC_DIRECT_ACKN_LIMIT") == 1
+
+
+def test_transitional_expected_stopped_and_ignored_processes(hpom_server, tmp_path):
+    del hpom_server["database"]
+    status = tmp_path / "ovc.txt"
+    status.write_text("ovcd      OV Control               CORE      (1)  Running\n"
+                      "ovbbccb   OV Communication Broker  CORE           Starting\n"
+                      "opcmsgi   OVO Message Interceptor  AGENT,EA       Stopping\n"
+                      "opcmona   OVO Monitor Agent        AGENT,EA       Stopped\n"
+                      "perfd     real time server                        Stopped\n"
+                      "coda      OV Performance Core      COREXT         Aborted\n")
+    hpom_server["ovc"] = _script(tmp_path / "bin" / "ovc", f'cat "{status}"\n')
+    hpom_server["ignore_processes"] = ["coda"]
+    samples, _ = _collect(_collector(hpom_server))
+    up = {dict(labels)["process"]: value for (name, labels), value in samples.items()
+          if name == "middleware_hpom_server_process_up" and dict(labels)["source"] == "ovc"}
+    assert up == {"ovcd": 1, "ovbbccb": 2, "opcmsgi": 2, "opcmona": 0, "perfd": 3}
+
+
+def test_process_name_settings_are_checked():
+    with pytest.raises(ValueError, match="process names must be non-empty"):
+        HpomSettings.model_validate({"expected_stopped": ["perfd", " "]})
+    with pytest.raises(ValueError, match="process names must be non-empty"):
+        HpomSettings.model_validate({"ignore_processes": [" coda"]})
+    assert HpomSettings().expected_stopped == ["ttd", "perfalarm", "perfd"] and HpomSettings().ignore_processes == []
+
+
+def test_custom_attribute_table_and_column_are_settings(hpom_server, fake_oracledb):
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["queries"][2]["match"] = "site_op.site_cust_attrib"
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    samples, batch = _collect(_collector(hpom_server))  # the default names: the fake has no such table
+    assert _value(samples, "middleware_hpom_query_success", query="custom_message_attributes") == 0
+    assert "ORA-00942" in batch.errors["database:custom_message_attributes"]
+    hpom_server.update(cma_table="site_op.site_cust_attrib", cma_message_column="msg_id")
+    collector = _collector(hpom_server)
+    sql = {q.name: " ".join(q.sql.split()) for q in collector.queries.queries}
+    assert "SELECT msg_id, COUNT(*) AS cmas FROM site_op.site_cust_attrib GROUP BY msg_id" in sql[
+        "custom_message_attributes"]
+    assert "opc_act_cust_attrib" not in " ".join(sql.values()) and "message_number" not in " ".join(sql.values())
+    samples, batch = _collect(collector)
+    assert batch.errors == {}
+    assert _value(samples, "middleware_hpom_cma_max_per_message") == 14
+
+
+def test_cma_names_touch_only_the_queries_that_read_the_table():
+    from exporter.systems.hpom.collector import cma_names
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    queries = load_queries(SHIPPED_QUERIES)
+    assert cma_names(queries, "opc_op.opc_act_cust_attrib", "message_number") is queries
+    renamed = cma_names(queries, "OPC_CUST_ATTRIB", "message_number")
+    changed = [q.name for q, r in zip(queries, renamed, strict=True) if q.sql != r.sql]
+    assert changed == ["custom_message_attributes"] and "FROM OPC_CUST_ATTRIB" in renamed[2].sql
+
+
+@pytest.mark.parametrize("key, value", [
+    ("cma_table", "opc_op.opc_act_cust_attrib; DROP TABLE x"), ("cma_table", "a.b.c"), ("cma_table", ""),
+    ("cma_message_column", "message_number)"), ("cma_message_column", "1col"),
+])
+def test_custom_attribute_names_must_be_identifiers(key, value):
+    with pytest.raises(ValueError, match="must be a"):
+        HpomSettings.model_validate({key: value})
+
+
+def _without_key_counts(blank_key_is_missing: int) -> dict[str, int]:
+    """Run the shipped active_messages query, translated to SQLite, on rows with NULL, blank and real keys."""
+    import sqlite3
+
+    sqlglot = pytest.importorskip("sqlglot")
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    query = next(q for q in load_queries(SHIPPED_QUERIES) if q.name == "active_messages")
+    assert query.params == {"blank_key_is_missing": 1}
+    sql = sqlglot.transpile(query.sql, read="oracle", write="sqlite")[0]
+    db = sqlite3.connect(":memory:")
+    db.execute("ATTACH DATABASE ':memory:' AS opc_op")
+    db.execute("CREATE TABLE opc_op.opc_act_messages (severity INTEGER, ackn_flag INTEGER, msg_key TEXT)")
+    # Oracle stores '' as NULL, so the blank keys a real database can hold are blanks, tabs and line ends.
+    rows = [(8, 0, None), (8, 0, "   "), (8, 0, "\t \r\n"), (8, 0, "node:disk:/var"), (8, 0, " key "),
+            (8, 1, None), (32, 0, "k"), (2, 0, None)]
+    db.executemany("INSERT INTO opc_op.opc_act_messages VALUES (?, ?, ?)", rows)
+    result = db.execute(sql, {"blank_key_is_missing": blank_key_is_missing}).fetchall()
+    return {severity: without_key for severity, _, _, without_key in result}
+
+
+def test_without_key_counts_null_and_blank_keys_as_missing():
+    assert _without_key_counts(1) == {"critical": 3, "major": 0, "normal": 1}
+
+
+def test_without_key_counts_only_null_keys_when_configured():
+    assert _without_key_counts(0) == {"critical": 1, "major": 0, "normal": 1}
+
+
+def test_blank_key_is_missing_is_a_query_param(hpom_server, fake_oracledb):
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["queries"][0]["rows"] = [["critical", 10, 0, ":blank_key_is_missing"]]  # echoes the bound value
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    samples, _ = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_active_messages_without_key", severity="critical") == 1
+    hpom_server["query_params"] = {"blank_key_is_missing": 0}
+    samples, _ = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_active_messages_without_key", severity="critical") == 0

@@ -14,13 +14,20 @@ import pytest
 
 from exporter.systems.hpom.parse import (
     DEFAULT_COUNT_PATTERN,
+    PROCESS_DOWN,
+    PROCESS_RUNNING,
+    PROCESS_STOPPED_AS_EXPECTED,
+    PROCESS_TRANSITIONAL,
     ProcessStatus,
     compile_count_pattern,
     display_queues,
+    error_lines,
+    ovconfget_problems,
     parse_count,
     parse_opcsv_status,
     parse_ovc_status,
     parse_ovconfget,
+    process_states,
     processes_up,
 )
 
@@ -155,6 +162,20 @@ def test_opcsv_ignores_ovc_format_output() -> None:
         ("Display Manager opcdispm (12) is running\r", ("opcdispm", "Display Manager", "", 12, "is running", True)),
         ("Display Manager opcdispm (12) not running", ("opcdispm", "Display Manager", "", 12, "not running", False)),
         ("Display Manager opcdispm (12) is starting", ("opcdispm", "Display Manager", "", 12, "is starting", False)),
+        # OMU 9: a component whose name starts upper case (mixed case, with a pid or in a column of its own)
+        (
+            "HP SIM SPI event clearing  HPSIMIntAck  (3080) is running;",
+            ("HPSIMIntAck", "HP SIM SPI event clearing", "", 3080, "is running", True),
+        ),
+        (
+            "HP SIM SPI event clearing HPSIMIntAck (3080) is running",  # single-spaced, but with a pid
+            ("HPSIMIntAck", "HP SIM SPI event clearing", "", 3080, "is running", True),
+        ),
+        (
+            "HP SIM SPI event clearing           HPSIMIntAck      is not running",
+            ("HPSIMIntAck", "HP SIM SPI event clearing", "", None, "is not running", False),
+        ),
+        ("HPSIMIntAck  isn't running", ("HPSIMIntAck", "", "", None, "isn't running", False)),
     ],
 )
 def test_opcsv_single_lines(line: str, expected: tuple) -> None:
@@ -181,7 +202,9 @@ def test_opcsv_single_lines(line: str, expected: tuple) -> None:
         "Message Manager  opcmsgm  (2643) is buffering",  # unknown state
         "Message Manager  opcmsgm  (2643) Running",  # ovc-style state
         "OV Control  Ovcd  (1926) is running",  # capitalised name
-        "HP SIM SPI event clearing  HPSIMIntAck  (3080) is running;",  # name not starting lower case
+        "Service Engine  HPOM  is running",  # an acronym is not a name
+        "Service Engine is not running",  # no name column: "Engine" is a description word
+        "HP SIM SPI event clearing HPSIMIntAck is not running",  # mixed case, but neither pid nor column
         "Message Manager  opc-msgm  (2643) is running",
         "Message Manager  9opcmsgm  (2643) is running",
         "Message Manager  _opcmsgm  (2643) is running",
@@ -283,6 +306,18 @@ def test_ovc_fixture_exact() -> None:
             "opcle  OVO Logfile Encapsulator  AGENT,EA  (4110)  Aborted",
             ("opcle", "OVO Logfile Encapsulator", "AGENT,EA", 4110, "Aborted", False),
         ),
+        (
+            "opcmsgi  OVO Message Interceptor  AGENT,EA  Aborting",
+            ("opcmsgi", "OVO Message Interceptor", "AGENT,EA", None, "Aborting", False),
+        ),
+        (
+            "HPSIMIntAck  HP SIM SPI event clearing  SERVER  (3080)  Running",
+            ("HPSIMIntAck", "HP SIM SPI event clearing", "SERVER", 3080, "Running", True),
+        ),
+        (
+            "HPSIMIntAck       HP SIM SPI event clearing         Stopped",
+            ("HPSIMIntAck", "HP SIM SPI event clearing", "", None, "Stopped", False),
+        ),
     ],
 )
 def test_ovc_single_lines(line: str, expected: tuple) -> None:
@@ -305,6 +340,9 @@ def test_ovc_single_lines(line: str, expected: tuple) -> None:
         "ovcd  OV Control  CORE",  # truncated before the state
         "ovcd  OV Control  CORE  (2998)  Buffering",  # unknown state
         "Ovcd  OV Control  CORE  (2998)  Running",  # capitalised name
+        "OVO  Agent  CORE  (2998)  Running",  # an acronym is not a name
+        "Agent Health Status: Stopped",  # prose
+        "AgentHealth Status Stopped",  # mixed case, but neither pid nor columns
         "ovcd  OV Control (12) CORE  (2998)  Running",  # a second pid
         "ERROR: ovcd  OV Control  CORE  (2998)  Running",
         "ovcd  OV Control  CORE  (2998)  Running (OpC30-913)",
@@ -390,6 +428,28 @@ def test_ovconfget_odd_lines() -> None:
     assert parse_ovconfget(text) == {"OPC_A": "2", "OPC_B": "", "OPC_C": "a=b = c"}
 
 
+@pytest.mark.parametrize("text, problems", [
+    ("OPC_A=1\n\n[opc]\n# comment\nOPC_B = two words\nOPC_C=\n", []),
+    ("", []),
+    ("ERROR: (conf-42) Resource group 'server' does not exist.\n", [
+        "ERROR: (conf-42) Resource group 'server' does not exist."]),
+    ("OPC_A=1\nCannot read the configuration\nOPC_B=2\n", ["Cannot read the configuration"]),
+    ("Usage: ovconfget [-ovrg <rg>] [<ns> [<attr>]]\n", ["Usage: ovconfget [-ovrg <rg>] [<ns> [<attr>]]"]),
+    ("9BAD=1\n  OPC_\x00A=1\n", ["9BAD=1", "OPC_\x00A=1"]),
+    ("[opc\n", ["[opc"]),
+])
+def test_ovconfget_problems_are_the_lines_that_are_not_configuration(text: str, problems: list[str]) -> None:
+    assert ovconfget_problems(text) == problems
+
+
+def test_error_lines_of_stderr() -> None:
+    text = ("WARNING: locale not set\nERROR:   (conf-100) Cannot contact ovconfd.\n"
+            "error: something\nAn (xpl-0) failure\nplain text\nFATAL disk\n")
+    assert error_lines(text) == ["ERROR:   (conf-100) Cannot contact ovconfd.", "error: something",
+                                 "An (xpl-0) failure", "FATAL disk"]
+    assert error_lines("") == [] and error_lines("all fine\n") == []
+
+
 def test_ovconfget_empty() -> None:
     assert parse_ovconfget("") == {}
     assert parse_ovconfget("\n\n") == {}
@@ -445,6 +505,56 @@ def test_count_pattern_error_names_the_missing_group() -> None:
 
 
 # --- processes_up, display_queues ----------------------------------------------------------------------------
+
+
+def test_condition_tells_transitional_from_down() -> None:
+    text = (
+        "a  x  Running\nb  x  Starting\nc  x  Stopping\nd  x  Restarting\ne  x  Aborting\nf  x  Initializing\n"
+        "g  x  Stopped\nh  x  Aborted\ni  x  Not Running\nj  x  Isn't Running\nk  x  Failed\nl  x  Waiting\n"
+    )
+    conditions = {p.name: p.condition for p in parse_ovc_status(text)}
+    assert conditions == {"a": "running", "b": "transitional", "c": "transitional", "d": "transitional",
+                          "e": "transitional", "f": "transitional", "g": "down", "h": "down", "i": "down",
+                          "j": "down", "k": "down", "l": "down"}
+    opcsv = {p.state: p.condition for p in parse_opcsv_status(
+        "A m  opca  (1) is starting\nB m  opcb  is not starting\nC m  opcc  stopping\nD m  opcd  aborted\n")}
+    assert opcsv == {"is starting": "transitional", "is not starting": "down", "stopping": "transitional",
+                     "aborted": "down"}
+
+
+def test_process_states_values_expected_stopped_and_ignored() -> None:
+    text = ("ovcd  OV Control  CORE  (1)  Running\n"
+            "ovbbccb  OV Communication Broker  CORE  Starting\n"
+            "opcmona  OVO Monitor Agent  AGENT,EA  Stopped\n"
+            "perfd  real time server  Stopped\n"
+            "perfalarm  Alarm generator  Aborted\n"
+            "ttd  ARM registration daemon  (9)  Running\n"
+            "coda  OV Performance Core  COREXT  Stopped\n")
+    entries = parse_ovc_status(text)
+    assert process_states(entries) == {"coda": 0, "opcmona": 0, "ovbbccb": 2, "ovcd": 1, "perfalarm": 0,
+                                       "perfd": 0, "ttd": 1}
+    states = process_states(entries, frozenset({"ttd", "perfd", "perfalarm", "opcmona_not_listed"}),
+                            frozenset({"coda"}))
+    assert states == {"opcmona": PROCESS_DOWN, "ovbbccb": PROCESS_TRANSITIONAL, "ovcd": PROCESS_RUNNING,
+                      "perfalarm": PROCESS_STOPPED_AS_EXPECTED, "perfd": PROCESS_STOPPED_AS_EXPECTED,
+                      "ttd": PROCESS_RUNNING}
+    assert list(states) == sorted(states)
+    assert (PROCESS_DOWN, PROCESS_RUNNING, PROCESS_TRANSITIONAL, PROCESS_STOPPED_AS_EXPECTED) == (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    ("Running", "Stopped", 0), ("Starting", "Stopped", 0), ("Running", "Starting", 2), ("Running", "Running", 1),
+])
+def test_process_states_duplicate_takes_the_worst(first: str, second: str, expected: int) -> None:
+    entries = parse_ovc_status(f"ovcd  OV Control  CORE  {first}\novcd  OV Control  CORE  {second}\n")
+    assert process_states(entries) == {"ovcd": expected}
+    assert process_states(list(reversed(entries))) == {"ovcd": expected}
+
+
+def test_process_states_expected_stopped_duplicate() -> None:
+    entries = parse_ovc_status("perfd  real time server  Stopped\nperfd  real time server  (4)  Running\n")
+    assert process_states(entries, {"perfd"}) == {"perfd": PROCESS_STOPPED_AS_EXPECTED}
+    assert process_states(entries, {"perfd"}, {"perfd"}) == {}
 
 
 def test_processes_up_needs_every_entry_of_a_name_running() -> None:

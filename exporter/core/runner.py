@@ -39,6 +39,7 @@ class CommandResult:
     stderr: str
     duration: float
     truncated: bool
+    stdout_bytes: bytes = b""  # as the command wrote it, for parsers that decode other code pages themselves
 
 
 def run_command(
@@ -98,6 +99,7 @@ def run_command(
         argv=argv,
         returncode=proc.returncode,
         stdout=out.decode("utf-8", "replace"),
+        stdout_bytes=out,
         stderr=err.decode("utf-8", "replace"),
         duration=time.monotonic() - started,
         truncated=truncated,

@@ -4,9 +4,12 @@ One *source*, ``show_stat``: the configured ``command`` (an argument list, no sh
 run as the server's user from its data directory, or a site script printing the same text.  Every numeric
 statistic that passes ``include``/``exclude`` becomes ``middleware_domino_statistic{name}``, and the few that
 operators and the guide watch get their own gauges.  No command configured, or a binary that is not there,
-reports ``middleware_domino_source_present 0`` quietly; a command that fails or prints no statistics gives
-``middleware_domino_source_success 0`` and the error in /api/v1/collectors.  Label cardinality is bounded
-(include/exclude, :data:`MAX_STATISTICS`, text values only for a few fixed names).
+reports ``middleware_domino_source_present 0`` quietly; a command that fails or prints no numeric statistic gives
+``middleware_domino_source_success 0`` and the error in /api/v1/collectors.  Numbers are read in the server's
+locale (``locale``, ``thousands_separator``, ``decimal_separator``; see parse.py): a number whose separators
+cannot be decided is exposed as text, counted in ``middleware_domino_undecided_numbers`` and named in the source
+error, never guessed.  Label cardinality is bounded (include/exclude, :data:`MAX_STATISTICS`, text values only for
+a few fixed names and the undecided numbers).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.runner import CommandError, run_command
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
-from .parse import LOCALES, NumberFormat, ShowStat, locale_format, read_show_stat
+from .parse import LOCALES, NumberFormat, locale_format, read_show_stat
 
 P = f"{NAMESPACE}_domino"
 SOURCE = "show_stat"
@@ -147,7 +150,8 @@ STATISTIC_INFO = MetricSpec(
 UNDECIDED_NUMBERS = MetricSpec(
     "middleware_domino_undecided_numbers", "gauge", "Statistics printed as numbers that were kept as text "
     "(statistic_info) because their separators could not be decided (2.978: 2978 or 2.978?) or do not fit the "
-    "configured locale/thousands_separator/decimal_separator; 0 when every number was read.", (),
+    "configured locale/thousands_separator/decimal_separator (those passing include/exclude or feeding a gauge of "
+    "their own); 0 when every number was read.", (),
     "> 0: set collectors.domino.locale (or the separators); the source error names examples")
 USERS = MetricSpec("middleware_domino_users", "gauge", "Users with sessions open on the server (Server.Users).")
 MAIL_WAITING = MetricSpec(
@@ -208,10 +212,11 @@ class DominoCollector(Collector):
         run_source(batch, SOURCE_METRICS, SOURCE, self._available(command),
                    lambda: self._show_stat(batch, command or []))
 
-    def _run(self, argv: list[str]) -> tuple[str, int, str]:
+    def _run(self, argv: list[str]) -> tuple[bytes, int, str]:
+        """The raw output (the parser decodes it line by line: UTF-8, else Windows-1252), exit status, first line."""
         result = run_command(argv, timeout=self.settings.command_timeout)
         first = (result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or [""])[0][:200]
-        return result.stdout, result.returncode, first
+        return result.stdout_bytes, result.returncode, first
 
     def _show_stat(self, batch: MetricBatch, argv: list[str]) -> Callable[[], None]:
         output, status, first_line = self._run(argv)
@@ -222,7 +227,7 @@ class DominoCollector(Collector):
             # `show stat` always prints numbers; text alone (or a garbled line) is not a reading
             if status != 0:
                 raise CommandError(f"{program}: exit status {status}: {first_line}")
-            raise ValueError(f"no numeric statistics in the output of {program} ({len(output)} characters)")
+            raise ValueError(f"no numeric statistics in the output of {program} ({len(output)} bytes)")
         numeric: list[tuple[str, float]] = []
         text: list[tuple[str, str]] = []
         for name in sorted(stats):
@@ -241,8 +246,11 @@ class DominoCollector(Collector):
             text = text[:MAX_STATISTICS - len(numeric)]
             problems.append(f"{exposed} statistics pass include/exclude; only the first {MAX_STATISTICS} by name "
                             "are exposed (narrow include or add exclude patterns)")
-        if show.unresolved:
-            problems.append(self._undecided_message(show))
+        # undecided numbers that matter here: exposed ones, and those a convenience gauge would show
+        gauged = {stat.lower() for _, stat in CONVENIENCE}
+        undecided = {name: why for name, why in show.unresolved.items() if self._wanted(name) or name.lower() in gauged}
+        if undecided:
+            problems.append(self._undecided_message(undecided, stats))
         if problems:
             batch.note_error(SOURCE, "; ".join(problems))
         convenience = []
@@ -252,7 +260,6 @@ class DominoCollector(Collector):
             value = stats[name] if name is not None else None
             if isinstance(value, float):
                 convenience.append((spec, value))
-        undecided = len(show.unresolved)
 
         def emit() -> None:
             for name, number in numeric:
@@ -262,17 +269,17 @@ class DominoCollector(Collector):
             for spec, number in convenience:
                 spec.add(batch, number)
             STATISTICS.add(batch, len(numeric) + len(text))
-            UNDECIDED_NUMBERS.add(batch, undecided)
+            UNDECIDED_NUMBERS.add(batch, len(undecided))
         return emit
 
-    def _undecided_message(self, show: ShowStat) -> str:
+    def _undecided_message(self, undecided: dict[str, str], stats: dict[str, float | str]) -> str:
         """What the source error says about numbers kept as text."""
         parts = []
         for reason, what in (("ambiguous", "ambiguous separators"),
                              ("separators", f"do not fit the configured {self._format.describe()}")):
-            names = [name for name, why in show.unresolved.items() if why == reason]
+            names = [name for name, why in undecided.items() if why == reason]
             if names:
-                examples = ", ".join(f"{name} = {show.values[name]}" for name in names[:MAX_EXAMPLES])
+                examples = ", ".join(f"{name} = {stats[name]}" for name in names[:MAX_EXAMPLES])
                 more = f" and {len(names) - MAX_EXAMPLES} more" if len(names) > MAX_EXAMPLES else ""
                 parts.append(f"{len(names)} number(s) kept as text, {what} ({examples}{more})")
         return "; ".join(parts) + ": set collectors.domino.locale or thousands_separator/decimal_separator"

@@ -333,6 +333,14 @@ def _infer(all_readings: list[list[Reading]], base: NumberFormat) -> NumberForma
     return NumberFormat(grouping, decimal)
 
 
+def _contradicts(configured: NumberFormat, shown: NumberFormat) -> bool:
+    """Whether the output's own numbers show a convention other than the configured one."""
+    pairs = ((configured.grouping, shown.grouping), (configured.decimal, shown.decimal))
+    return any(a is not None and b is not None and a != b for a, b in pairs) or \
+        (configured.grouping is not None and configured.grouping == shown.decimal) or \
+        (configured.decimal is not None and configured.decimal == shown.grouping)
+
+
 def read_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> ShowStat:
     """Parse ``show stat`` output (text, or bytes decoded by :func:`decode_output`).
 
@@ -351,11 +359,14 @@ def read_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> S
     A value becomes a float when exactly one of its :func:`number_readings` remains after, in order: the
     statistic's kind (:func:`statistic_kind`; only when it has two readings), ``number_format`` (the configured
     convention), and the convention the output's own unambiguous numbers show (used only when they agree).
-    Otherwise it stays text; when it had readings it is listed in ``unresolved``.
+    When those numbers contradict the configured convention (``1.073.741.824`` with locale ``en``), the
+    configuration is not trusted to decide a value with two readings either.  Otherwise it stays text; when it
+    had readings it is listed in ``unresolved``.
     """
     text = decode_output(output) if isinstance(output, bytes) else output
     raw_values = _lines(text)
     readings = {name: number_readings(value) for name, value in raw_values.items()}
+    contradicted = _contradicts(number_format, _infer(list(readings.values()), AUTO))
     inferred = _infer(list(readings.values()), number_format)
     result = ShowStat(number_format=inferred)
     for name, value in raw_values.items():
@@ -364,6 +375,8 @@ def read_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> S
             kind = statistic_kind(name)
             candidates = [r for r in candidates if _kind_admits(kind, r)] or candidates
         fitting = [r for r in candidates if number_format.admits(r)]
+        if len(candidates) > 1 and contradicted:
+            fitting = []
         chosen = [r for r in fitting if inferred.admits(r)] if len(fitting) > 1 else fitting
         if len(chosen) == 1:
             result.values[name] = chosen[0].value

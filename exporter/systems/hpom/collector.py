@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from ...core.collector import Collector, Context
 from ...core.deadline import BoundedCall, Overdue
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.runner import CommandError, run_command
+from ...core.runner import CommandError, CommandResult, run_command
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
 from ..oracle.client import OracleClient, OracleSettings
@@ -27,10 +27,22 @@ from .checks import evaluate, require_queries, watched
 
 if TYPE_CHECKING:
     from ..oracle.querymetrics import QueryRunner as QueryRunnerType
+    from ..oracle.querymetrics import QuerySpec
     from .parse import ProcessStatus
 
 P = f"{NAMESPACE}_hpom"
 DEFAULT_QUEUE_DIR = "/var/opt/OV/share/tmp/OpC/mgmt_sv"
+# Agent components that sites stop on purpose where they are not used (the performance components of the
+# Operations Agent: a published production `opcagt -status` shows exactly these Stopped, and the site's own check
+# ignores them "per the Monitoring team recommendations (the modules aren't currently in use)").
+DEFAULT_EXPECTED_STOPPED = ("ttd", "perfalarm", "perfd")
+# The custom message attribute table and its message column as public tools that read OMU 9.x show them
+# (tests/fixtures/real/hpom/SOURCE.md); no DDL confirms them, hence the settings cma_table / cma_message_column.
+DEFAULT_CMA_TABLE = "opc_op.opc_act_cust_attrib"
+DEFAULT_CMA_COLUMN = "message_number"
+_IDENTIFIER = r"[A-Za-z][A-Za-z0-9_$#]*"
+_TABLE_NAME = re.compile(rf"(?:{_IDENTIFIER}\.)?{_IDENTIFIER}", re.ASCII)
+_COLUMN_NAME = re.compile(_IDENTIFIER, re.ASCII)
 
 
 class HpomSettings(CollectorSettings):
@@ -49,13 +61,47 @@ class HpomSettings(CollectorSettings):
     command_timeout: Duration = Field(10.0, description="Timeout of each command, seconds.")
     variables: list[str] = Field(default_factory=list,
                                  description="More `ovconfget -ovrg server opc` variables to expose.")
+    expected_stopped: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_EXPECTED_STOPPED),
+        description="opcsv/ovc components stopped on purpose where unused: while not running they report "
+                    "server_process_up 3 (stopped as expected), not 0 (down).")
+    ignore_processes: list[str] = Field(default_factory=list,
+                                        description="opcsv/ovc components not reported at all.")
     msi_programs: list[str] = Field(default_factory=list,
                                     description="Process names of the site's MSI programs (HPOM-MSI).")
     database: OracleSettings | None = Field(None, description="The HPOM database (read-only account).")
     queries_file: str | None = Field(
         None, description="Query file replacing the built-in queries.yaml; it must keep what the guide rows read.")
     query_params: dict[str, int | float | str] = Field(
-        default_factory=dict, description="Bind values overriding the query file's params (window_seconds, cma_limit).")
+        default_factory=dict, description="Bind values overriding the query file's params (window_seconds, cma_limit, "
+                                          "blank_key_is_missing).")
+    cma_table: str = Field(DEFAULT_CMA_TABLE,
+                           description="Custom message attribute table ([schema.]table; public tools show this "
+                                       "name on OMU 9.x, no DDL confirms it); replaces it in the queries.")
+    cma_message_column: str = Field(DEFAULT_CMA_COLUMN,
+                                    description="That table's message id column; replaces it in the queries that "
+                                                "read the table.")
+
+    @field_validator("cma_table")
+    @classmethod
+    def _cma_table(cls, value: str) -> str:
+        if not _TABLE_NAME.fullmatch(value):
+            raise ValueError("must be a table name, [schema.]table, e.g. opc_op.opc_act_cust_attrib")
+        return value
+
+    @field_validator("cma_message_column")
+    @classmethod
+    def _cma_column(cls, value: str) -> str:
+        if not _COLUMN_NAME.fullmatch(value):
+            raise ValueError("must be a column name, e.g. message_number")
+        return value
+
+    @field_validator("expected_stopped", "ignore_processes")
+    @classmethod
+    def _process_names(cls, value: list[str]) -> list[str]:
+        if any(not name.strip() or name != name.strip() for name in value):
+            raise ValueError("process names must be non-empty and without surrounding blanks, e.g. perfd")
+        return value
 
     @field_validator("queue_pattern")
     @classmethod
@@ -94,9 +140,11 @@ QUEUE_ENTRIES = MetricSpec(f"{P}_queue_entries", "gauge",
 GUI_DISPLAY_QUEUES = MetricSpec(f"{P}_gui_display_queues", "gauge", "dispq<N> files: one per running GUI session.",
                                 (), "HPOM-GUI, HPOM-MEM")
 SERVER_PROCESS_UP = MetricSpec(f"{P}_server_process_up", "gauge",
-                               "1 if opcsv/ovc report the process running, 0 for any other state (all entries "
-                               "must run when a name is listed twice).", ("source", "process"),
-                               "opcmsgm or another server process down")
+                               "1 if opcsv/ovc report the process running, 0 if it is down (stopped, aborted, any "
+                               "other state), 2 while it is in transition (Starting, Stopping, ...), 3 if it is "
+                               "not running and listed in expected_stopped (a name listed twice takes its worst "
+                               "entry).", ("source", "process"),
+                               "== 0: a server process down; == 2 for long: stuck starting or stopping")
 VARIABLE_INFO = MetricSpec(f"{P}_server_variable_info", "info",
                            "A server configuration variable: its value, whether it is set or the documented "
                            "default, and what the guide recommends.", ("variable",))
@@ -137,6 +185,8 @@ class HpomCollector(Collector):
         self.settings: HpomSettings = settings
         self._queue_re = re.compile(settings.queue_pattern)
         self.variables = watched(settings.variables)
+        self._expected_stopped = frozenset(settings.expected_stopped)
+        self._ignored = frozenset(settings.ignore_processes)
         self.client: OracleClient | None = None
         self.queries: QueryRunnerType | None = None
         if settings.database is not None:
@@ -148,6 +198,7 @@ class HpomCollector(Collector):
             else:
                 with resources.as_file(resources.files(__package__) / "queries.yaml") as path:
                     queries = load_queries(path)
+            queries = cma_names(queries, settings.cma_table, settings.cma_message_column)
             self.queries = QueryRunner(queries, prefix=f"{P}_query", params=settings.query_params,
                                        allowed_prefix=f"{P}_")
             self.client = OracleClient("hpom", settings.database)
@@ -171,18 +222,22 @@ class HpomCollector(Collector):
     def _executable(path: str | None) -> bool:
         return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
 
-    def _run(self, argv: list[str]) -> str:
+    def _command(self, argv: list[str]) -> CommandResult:
         result = run_command(argv, timeout=self.settings.command_timeout, env=_command_env())
         if result.returncode != 0 and not result.stdout.strip():
             first = (result.stderr.strip().splitlines() or [""])[0][:200]
             raise CommandError(f"{os.path.basename(argv[0])}: exit status {result.returncode}: {first}")
-        return result.stdout
+        return result
+
+    def _run(self, argv: list[str]) -> str:
+        return self._command(argv).stdout
 
     # ---- collection --------------------------------------------------------------------------------------
     def collect(self, batch: MetricBatch) -> None:
         s = self.settings
         queue_files: list[tuple[str, str]] = []
-        run_source(batch, SOURCE_METRICS, "queues", os.path.isdir(s.queue_dir), lambda: self._queues(batch, queue_files))
+        run_source(batch, SOURCE_METRICS, "queues", os.path.isdir(s.queue_dir),
+                   lambda: self._queues(batch, queue_files))
         run_source(batch, SOURCE_METRICS, "queue_count", bool(s.queue_count_command) and bool(queue_files),
                      lambda: self._queue_counts(batch, queue_files))
         from . import parse  # imported on first use: the parsers' regexes cost memory on hosts without HPOM
@@ -248,25 +303,31 @@ class HpomCollector(Collector):
 
     def _status(self, batch: MetricBatch, source: str, argv: list[str],
                 parser: Callable[[str], list[ProcessStatus]]) -> Callable[[], None]:
-        from .parse import processes_up
+        from .parse import process_states
 
         output = self._run(argv)
         entries = parser(output)
         if not entries:
             raise ValueError(f"no process lines in the output of {os.path.basename(argv[0])} -status "
                              f"({len(output)} characters)")
-        up = processes_up(entries)
+        states = process_states(entries, self._expected_stopped, self._ignored)
 
         def emit() -> None:
-            for process, running in up.items():
-                SERVER_PROCESS_UP.add(batch, 1 if running else 0, source=source, process=process)
+            for process, value in states.items():
+                SERVER_PROCESS_UP.add(batch, value, source=source, process=process)
         return emit
 
     def _variables(self, batch: MetricBatch) -> Callable[[], None]:
-        from .parse import parse_ovconfget
+        from .parse import error_lines, ovconfget_problems, parse_ovconfget
 
-        output = self._run([self.settings.ovconfget, "-ovrg", "server", "opc"])
-        readings = evaluate(self.variables, parse_ovconfget(output))
+        result = self._command([self.settings.ovconfget, "-ovrg", "server", "opc"])
+        values = parse_ovconfget(result.stdout)
+        # An error printed with exit status 0 would otherwise leave no variable set, and every one would be
+        # reported as its documented default.
+        problems = ovconfget_problems(result.stdout) + error_lines(result.stderr)
+        if problems or not values:
+            raise CommandError(_ovconfget_failure(result, problems))
+        readings = evaluate(self.variables, values)
 
         def emit() -> None:
             for r in readings:
@@ -317,6 +378,44 @@ class HpomCollector(Collector):
     def close(self) -> None:
         if self.client is not None:
             self.client.close()
+
+
+_SECRET = re.compile(r"(?i)([\w.-]*(?:pass(?:word|wd)?|pwd|secret|token|credential)[\w.-]*)(\s*[=:]\s*)\S+")
+
+
+def _ovconfget_failure(result: CommandResult, problems: list[str]) -> str:
+    """The error text for an ovconfget run whose values cannot be trusted: its own words, secrets masked."""
+    status = f"exit status {result.returncode}"
+    if not problems:
+        stderr = (result.stderr.strip().splitlines() or [""])[0]
+        problems = [stderr] if stderr else []
+        what = "printed no NAME=value line"
+    else:
+        what = "printed an error"
+    text = " | ".join(_SECRET.sub(r"\1\2***", line)[:160] for line in problems[:3])
+    more = f" (+{len(problems) - 3} more lines)" if len(problems) > 3 else ""
+    detail = f": {text}{more}" if text else ""
+    return f"ovconfget {what} ({status}), so no variable can be reported as set or default{detail}"
+
+
+def cma_names(queries: list[QuerySpec], table: str, column: str) -> list[QuerySpec]:
+    """The queries with the custom message attribute table and its message column renamed.
+
+    Neither name is confirmed by DDL (public tools that read OMU 9.x use ``opc_op.opc_act_cust_attrib`` and
+    ``message_number``).  Every query that names the default table gets ``table`` instead, and in those queries
+    the default column becomes ``column``; other queries are returned unchanged.
+    """
+    if (table, column) == (DEFAULT_CMA_TABLE, DEFAULT_CMA_COLUMN):
+        return queries
+    table_re = re.compile(r"(?<![\w$#.])" + re.escape(DEFAULT_CMA_TABLE) + r"(?![\w$#])", re.IGNORECASE)
+    column_re = re.compile(r"(?<![\w$#])" + re.escape(DEFAULT_CMA_COLUMN) + r"(?![\w$#])", re.IGNORECASE)
+    renamed = []
+    for query in queries:
+        if table_re.search(query.sql):
+            sql = column_re.sub(column, table_re.sub(table, query.sql))
+            query = query.model_copy(update={"sql": sql})
+        renamed.append(query)
+    return renamed
 
 
 def _command_env() -> dict[str, str]:

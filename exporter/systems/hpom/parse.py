@@ -14,15 +14,29 @@ from dataclasses import dataclass
 
 __all__ = [
     "DEFAULT_COUNT_PATTERN",
+    "PROCESS_DOWN",
+    "PROCESS_RUNNING",
+    "PROCESS_STOPPED_AS_EXPECTED",
+    "PROCESS_TRANSITIONAL",
     "ProcessStatus",
     "compile_count_pattern",
     "display_queues",
+    "error_lines",
+    "ovconfget_problems",
     "parse_count",
     "parse_opcsv_status",
     "parse_ovc_status",
     "parse_ovconfget",
+    "process_states",
     "processes_up",
 ]
+
+# The values of middleware_hpom_server_process_up (process_states).  Running and down keep the meaning they have
+# always had; a component in transition and one that is stopped on purpose are neither.
+PROCESS_DOWN = 0  # stopped, aborted, not running, or a state word not known to be healthy
+PROCESS_RUNNING = 1
+PROCESS_TRANSITIONAL = 2  # Starting, Stopping, Restarting, Aborting, Initializing
+PROCESS_STOPPED_AS_EXPECTED = 3  # not running, and listed as a component that is stopped on purpose
 
 
 @dataclass(frozen=True)
@@ -36,11 +50,52 @@ class ProcessStatus:
     state: str  # the state text as printed, whitespace-normalised: "is running", "Running", "Stopped", ...
     running: bool  # opcsv: state == "is running"; ovc: state == "Running" (both case-insensitive)
 
+    @property
+    def condition(self) -> str:
+        """"running", "transitional" (a state on the way up or down: Starting, Stopping, Aborting, ...) or "down"
+        (stopped, aborted, not running, negated or unknown states)."""
+        if self.running:
+            return "running"
+        words = self.state.lower().split()
+        if len(words) <= 2 and words[-1:] and words[-1] in _TRANSITIONAL_WORDS and not _NEGATION & set(words):
+            return "transitional"
+        return "down"
+
 
 # A process name: starts with a lower-case ASCII letter, then ASCII letters, digits or underscores.  Upper case is
 # allowed after the first letter because real output has "ovtomcatB"; a capitalised word ("Manager", "OV") is
 # never taken for a name, which is what keeps descriptions and headers from turning into processes.
 _NAME = r"[a-z][A-Za-z0-9_]*"
+# Real OMU 9 output also registers components whose name starts upper case ("HPSIMIntAck", the HP SIM event
+# clearing integration).  Such a name is accepted only when it is mixed case with a second capital ("HPSIMIntAck";
+# not a capitalised word such as "Manager" or "Ovcd", not an acronym such as "HPOM" or "OV"), and only with a pid
+# or standing in a column of its own (column gaps of a tab or two blanks around it).
+_ANY_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+
+
+def _mixed_case(name: str) -> bool:
+    """A name starting upper case that has a lower-case letter and a second capital ("HPSIMIntAck")."""
+    return any(c.islower() for c in name) and any(c.isupper() for c in name[1:])
+
+
+def _is_gap(text: str) -> bool:
+    return "\t" in text or "  " in text
+
+
+def _ovc_columns(line: str, match: re.Match[str]) -> bool:
+    """Whether an ovc line has its name and its pid/state in columns of their own (column gaps around them)."""
+    middle = match.group("middle") or ""
+    after_name = middle[:len(middle) - len(middle.lstrip())]  # the blanks between the name and the description
+    start = match.end("middle") if middle else match.end("name")
+    end = line.rindex("(", 0, match.start("pid")) if match.group("pid") else match.start("state")
+    return (not middle or _is_gap(after_name)) and _is_gap(line[start:end])
+
+
+def _gap_before(line: str, index: int) -> bool:
+    """Whether the text before ``index`` ends in a column gap (a tab or two blanks), or ``index`` starts the line."""
+    before = line[:index]
+    return not before.strip() or before.endswith("\t") or before.endswith("  ")
+
 
 # The state words a status line may end with.  Anything else at the end of a line means "not a process line".
 _STATE_WORDS = (
@@ -62,7 +117,12 @@ _STATE_WORDS = (
     "waiting",
     "initializing",
     "initialising",
+    "aborting",
 )
+# States on the way up or down: neither running nor down (ovc shows "Starting" for a component whose start has
+# not finished, e.g. ovbbccb in a published Operations Agent 12 capture).
+_TRANSITIONAL_WORDS = frozenset({"starting", "stopping", "restarting", "aborting", "initializing", "initialising"})
+_NEGATION = frozenset({"not", "isn't"})
 _STATE_WORD = r"(?:" + "|".join(_STATE_WORDS) + r")"
 
 # opcsv: "<head> <name> [(<pid>)] <state phrase>", the phrase being "is running", "is not running", "isn't
@@ -70,7 +130,7 @@ _STATE_WORD = r"(?:" + "|".join(_STATE_WORDS) + r")"
 # ("Running") is the ovc/opcagt column format and is left to parse_ovc_status.
 _OPCSV_LINE = re.compile(
     r"^(?:(?P<head>.*?)\s+)??"
-    r"(?P<name>" + _NAME + r")\s+"
+    r"(?P<name>" + _ANY_NAME + r")\s+"
     r"(?:\(\s*(?P<pid>[0-9]+)\s*\)\s*)?"
     r"(?P<state>(?:(?P<qualifier>(?i:is\s+not|isn't|is|not))\s+)?(?P<word>(?i:" + _STATE_WORD + r")))"
     r"\s*[;.]?$",
@@ -80,7 +140,7 @@ _OPCSV_LINE = re.compile(
 # ovc: "<name> [<description>] [<category>] [(<pid>)] <State>", the state one word, optionally negated
 # ("Not Running", "Isn't Running").  "is running" is opcsv phrasing and is rejected below.
 _OVC_LINE = re.compile(
-    r"^(?P<name>" + _NAME + r")"
+    r"^(?P<name>" + _ANY_NAME + r")"
     r"(?P<middle>\s+.*?)??"
     r"\s+(?:\(\s*(?P<pid>[0-9]+)\s*\)\s+)?"
     r"(?P<state>(?:(?i:not|isn't)\s+)?(?i:" + _STATE_WORD + r"))"
@@ -137,7 +197,10 @@ def parse_opcsv_status(text: str) -> list[ProcessStatus]:
         [HPOM]  <description>  <name>  [(<pid>)]  is running | is not running | isn't running | is stopped | aborted
 
     e.g. ``HPOM  Message Manager  opcmsgm  (2643) is running``, ``Control Manager  opcctlm  (3722)  is running``,
-    ``OV Control  ovcd  (1926) is running``, ``opcmsgm  is not running``.  The product column "HPOM" is dropped
+    ``OV Control  ovcd  (1926) is running``, ``opcmsgm  is not running``, and on OMU 9 the HP SIM integration
+    ``HP SIM SPI event clearing  HPSIMIntAck  (3080) is running;``: a name starts lower case, or is mixed case
+    with a second capital ("HPSIMIntAck") and has a pid or a column of its own; a capitalised word ("Manager",
+    "Ovcd") or an acronym ("HPOM") is never a name.  The product column "HPOM" is dropped
     from the description; a trailing ";" or "." after the state is ignored.  Section headers ("... status:"),
     dash separators, blank lines, diagnostics and the ovc-style agent lines that ``opcsv -status`` may append
     ("opcle  OVO Logfile Encapsulator  AGENT,EA  (4110)  Running": use ``parse_ovc_status`` for those) are
@@ -150,8 +213,12 @@ def parse_opcsv_status(text: str) -> list[ProcessStatus]:
         match = _OPCSV_LINE.match(line)
         if match is None:
             continue
-        if match.group("name") in ("is", "not"):
+        name = match.group("name")
+        if name in ("is", "not"):
             continue  # never take a word of the state phrase for the name
+        if name[0].isupper() and not (_mixed_case(name)
+                                      and (match.group("pid") or _gap_before(line, match.start("name")))):
+            continue  # "OV Control  Ovcd  ...", "Service Engine is not running": a description word, not a name
         word = match.group("word")
         if match.group("qualifier") is None and word != word.lower():
             continue  # "... (4110)  Running": the ovc/opcagt column format, not opcsv's
@@ -207,14 +274,16 @@ def parse_ovc_status(text: str) -> list[ProcessStatus]:
         <name>  <description>  [<CATEGORY>]  [(<pid>)]  <State>
 
     e.g. ``ovcd  OV Control  CORE  (2998)  Running``, ``opcmona  OVO Monitor Agent  AGENT,EA  Stopped`` (no pid
-    while stopped), ``midaemon  Measurement Interface daemon  (18623)  Running`` (no category).  The state is
+    while stopped), ``midaemon  Measurement Interface daemon  (18623)  Running`` (no category).  Names follow
+    the rule of ``parse_opcsv_status`` (a mixed-case name such as "HPSIMIntAck" needs a pid, or column gaps
+    after it and before its state).  The state is
     one word (Running, Stopped, Aborted, Starting, Stopping, ...), possibly negated ("Not Running"); its case is
     free when a pid precedes it, but without a pid it must be capitalised as ovc prints it, so that prose such
     as "all components stopped" is not read as a component.  Free-text lines ("Agent Health Status: Critical,
     ...", "Message Agent is not buffering."), headers, separators, diagnostics and opcsv-style lines
     ("Control Manager  opcctlm  (3722) is running") are skipped.
-    ``running`` is True only for the state "Running" (case-insensitive).  A component listed twice yields two
-    entries.
+    ``running`` is True only for the state "Running" (case-insensitive); ``condition`` tells a transitional state
+    (Starting, Stopping, ...) from a down one.  A component listed twice yields two entries.
     """
     processes: list[ProcessStatus] = []
     for line in _candidate_lines(text):
@@ -223,8 +292,11 @@ def parse_ovc_status(text: str) -> list[ProcessStatus]:
             continue
         middle = match.group("middle") or ""
         pid = match.group("pid")
-        if match.group("name") in ("is", "not"):
+        name = match.group("name")
+        if name in ("is", "not"):
             continue
+        if name[0].isupper() and not (_mixed_case(name) and (pid or _ovc_columns(line, match))):
+            continue  # prose ("Agent Health Status: ...") never has its first word in a column of its own
         if pid is None and not match.group("state")[0].isupper():
             continue  # ovc capitalises its states; "all components stopped" is prose
         if re.search(r"\(\s*[0-9]+\s*\)", middle):
@@ -252,6 +324,36 @@ def processes_up(entries: list[ProcessStatus]) -> dict[str, bool]:
     for entry in entries:
         up[entry.name] = up.get(entry.name, True) and entry.running
     return dict(sorted(up.items()))
+
+
+def process_states(entries: list[ProcessStatus], expected_stopped: frozenset[str] | set[str] = frozenset(),
+                   ignore: frozenset[str] | set[str] = frozenset()) -> dict[str, int]:
+    """Process name to the value of ``server_process_up``, sorted by name.
+
+    ``PROCESS_RUNNING`` (1) for a running process, ``PROCESS_TRANSITIONAL`` (2) for one in a state on the way up
+    or down (Starting, Stopping, Restarting, Aborting, Initializing), and ``PROCESS_DOWN`` (0) for any other
+    state, except for a name in ``expected_stopped`` (components a site stops on purpose, such as ``ttd``,
+    ``perfalarm``, ``perfd`` where unused), which is ``PROCESS_STOPPED_AS_EXPECTED`` (3) when it is not running.
+    Names in ``ignore`` are left out.  A name listed more than once takes its worst entry: down, then
+    transitional, then stopped as expected, then running.
+    """
+    rank = {PROCESS_DOWN: 0, PROCESS_TRANSITIONAL: 1, PROCESS_STOPPED_AS_EXPECTED: 2, PROCESS_RUNNING: 3}
+    states: dict[str, int] = {}
+    for entry in entries:
+        if entry.name in ignore:
+            continue
+        condition = entry.condition
+        if condition == "running":
+            value = PROCESS_RUNNING
+        elif condition == "transitional":
+            value = PROCESS_TRANSITIONAL
+        elif entry.name in expected_stopped:
+            value = PROCESS_STOPPED_AS_EXPECTED
+        else:
+            value = PROCESS_DOWN
+        if entry.name not in states or rank[value] < rank[states[entry.name]]:
+            states[entry.name] = value
+    return dict(sorted(states.items()))
 
 
 _DISPLAY_QUEUE = re.compile(r"^dispq\d+$")
@@ -283,6 +385,41 @@ def parse_ovconfget(text: str) -> dict[str, str]:
             continue
         values[key] = value.strip()
     return values
+
+
+def ovconfget_problems(text: str) -> list[str]:
+    """The lines of ``ovconfget`` output that are not configuration: what an error printed to stdout looks like.
+
+    ``ovconfget`` prints only ``NAME=value`` lines (and ``[namespace]`` headers); anything else -- "ERROR: ...",
+    a usage text, a message with an HP message code such as "(conf-42)", a line holding garbage -- means the
+    values cannot be trusted, whatever the exit status was.  Blank lines, ``#`` comments, ``[namespace]`` headers
+    and ``NAME=value`` lines with an identifier-like name are not problems.  The lines are returned stripped, in
+    output order.
+    """
+    problems = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or (line.startswith("[") and line.endswith("]")):
+            continue
+        key, sep, _ = line.partition("=")
+        if sep and _KEY.fullmatch(key.strip()) and not _GARBAGE.search(line):
+            continue
+        problems.append(line)
+    return problems
+
+
+# An error line of an HP Software command: "ERROR: ...", "Error: ...", "FATAL ...", or an HP message code in
+# parentheses ("(conf-42)", "(xpl-0)", "(OpC30-913)", "(ctrl-21)", "(bbc-...)", "(sec.core-...)").
+_ERROR_LINE = re.compile(
+    r"^\s*(?:ERROR|ERR|FATAL|CRITICAL)\b|^\s*(?i:error|fatal)\s*:"
+    r"|\((?i:conf|xpl|ctrl|bbc|sec|opc|cfg)[A-Za-z.]*[0-9]*-[0-9]+\)",
+    re.ASCII,
+)
+
+
+def error_lines(text: str) -> list[str]:
+    """The lines of ``text`` (e.g. a command's stderr) that are error messages, stripped, in output order."""
+    return [line.strip() for line in text.splitlines() if _ERROR_LINE.search(line)]
 
 
 DEFAULT_COUNT_PATTERN = r"(?P<count>\d+)"
