@@ -71,7 +71,7 @@ class Timeline:
         points = self.points
         if t <= points[0][0]:
             return points[0][1]
-        for (t0, v0), (t1, v1) in zip(points, points[1:]):
+        for (t0, v0), (t1, v1) in zip(points, points[1:], strict=False):
             if t0 <= t <= t1:
                 if self.step or t1 == t0:
                     return v0 if t < t1 else v1
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         times = scenario.times()
         for name, values in sorted(scenario.series(args.seed).items()):
             print(name)
-            print("  " + " ".join(f"{_duration_text(t)}={v:.4g}" for t, v in zip(times, values)))
+            print("  " + " ".join(f"{_duration_text(t)}={v:.4g}" for t, v in zip(times, values, strict=True)))
         return 0
     print(yaml.safe_dump(render(scenario, [args.seed], Path("rules")), sort_keys=False, width=10**6))
     return 0
