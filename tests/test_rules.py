@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from .conftest import REPO, require_binary
+from .promtool3 import promtool3
 
 ALERTS = REPO / "alerts"
 RULE_TESTS = REPO / "tests" / "rules"
@@ -58,15 +59,25 @@ def guide_rows(required: bool = True) -> dict[str, str] | None:
     return rows
 
 
-def test_promtool_check_rules():
-    promtool = require_binary("promtool")
+def promtool_of(major: str) -> str:
+    """Debian's promtool (Prometheus 2.42) or a Prometheus 3.x promtool (tests/promtool3.py)."""
+    return require_binary("promtool") if major == "2" else promtool3()
+
+
+MAJORS = pytest.mark.parametrize("major", ["2", "3"], ids=["prometheus-2.42", "prometheus-3.x"])
+
+
+@MAJORS
+def test_promtool_check_rules(major):
+    promtool = promtool_of(major)
     result = subprocess.run([promtool, "check", "rules", *map(str, rule_files())], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_promtool_unit_tests():
-    promtool = require_binary("promtool")
+@MAJORS
+def test_promtool_unit_tests(major):
+    promtool = promtool_of(major)
     tests = sorted(p.name for p in RULE_TESTS.glob("*.test.yml"))
     assert tests, "no rule unit tests"
     result = subprocess.run([promtool, "test", "rules", *tests], cwd=RULE_TESTS, capture_output=True, text=True,
@@ -151,3 +162,13 @@ def test_the_guide_rows_are_read():
     rows = guide_rows()
     assert {"HPOM-ACK", "HPOM-CMA", "MQ-CPU", "VHI-SESS", "DOM-DISK"} <= set(rows)
     assert "alert" in rows["HPOM-ACK"]
+
+
+def test_every_page_starts_its_runbook_with_what_to_do_right_now():
+    """critical pages someone at 3 a.m.: its runbook section opens with the first thing to do."""
+    for system, rule in alerts():
+        if rule["labels"]["severity"] != "critical":
+            continue
+        runbook = (RUNBOOKS / f"{system}.md").read_text()
+        section = re.search(rf"^## {rule['alert']}\s*\n(.*?)(?=^## |\Z)", runbook, re.M | re.S)
+        assert section and section.group(1).lstrip().startswith("**Right now.**"), rule["alert"]
