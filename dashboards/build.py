@@ -557,8 +557,9 @@ def host() -> dm.Dashboard:
            [(f"rate(middleware_host_disk_reads_completed_total{{{INST}}}[{RI}])", "{{instance}} {{device}} r/s"),
             (f"rate(middleware_host_disk_writes_completed_total{{{INST}}}[{RI}])", "{{instance}} {{device}} w/s")]),
         ts("Disk await (iostat await)", "ms",
-           f"{GUIDE} DOM-DISK ({DOC_DOMINO}, Tables 1-2): 14 ms on RAID0, 34-35 ms on RAID5 (sar -d); warn when await "
-           "stays above 35 ms. Time per completed I/O including queueing.",
+           f"{GUIDE} DOM-DISK ({DOC_DOMINO}, Tables 1-2): 14 ms on RAID0, 34-35 ms on RAID5, measured as sar -d "
+           "service time, not await. Time per completed I/O including queueing; the alert compares the service "
+           "time (next panel).",
            [(f"1000 * (rate(middleware_host_disk_read_time_seconds_total{{{INST}}}[{RI}])"
              f" + rate(middleware_host_disk_write_time_seconds_total{{{INST}}}[{RI}])) / {ios}",
              "{{instance}} {{device}} await"),
@@ -566,7 +567,8 @@ def host() -> dm.Dashboard:
             ref(35, "guide: Domino RAID5 35 ms")]),
         ts("Disk service time (sar -d svctm)", "ms",
            f"{GUIDE} DOM-DISK ({DOC_DOMINO}, Tables 1-2): service time 14 ms on RAID0 against 34-35 ms on RAID5 "
-           "(sar -d); busy time per completed I/O, without queueing.",
+           "(sar -d); busy time per completed I/O, without queueing. The DOM-DISK alert warns when it stays above "
+           "35 ms.",
            [(f"1000 * rate(middleware_host_disk_io_time_seconds_total{{{INST}}}[{RI}]) / {ios}",
              "{{instance}} {{device}} svctm"),
             ref(14, "guide: Domino RAID0 service time 14 ms"),
