@@ -30,3 +30,10 @@ def test_scrape_bench_runs():
     assert "ratio ours/node" in out
     # the process, VHI and HPOM collectors read one walk of /proc per interval
     assert "shared process pass" in out and "walks per interval: 1 " in out
+
+
+def test_soak_short_form():
+    """600 scrapes with every collector that can run here on a 1 s interval: no failure, RSS, threads and
+    descriptors within the script's bounds (it exits 1 otherwise)."""
+    out = _run("bench/soak.py", "--scrapes", "600", "--sample-every", "50")
+    assert "0 failed" in out and "result: ok" in out
