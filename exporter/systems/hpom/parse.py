@@ -178,14 +178,39 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
+# Status lines are short (the widest published ones are under 120 characters).  Longer lines are not status lines,
+# and the line expressions backtrack over runs of blanks, so both are bounded before any expression runs: lines
+# over MAX_LINE characters are skipped, runs of more than MAX_BLANKS blanks are cut to MAX_BLANKS (still a
+# column gap); lines that do not end with a state word are skipped first, and at most MAX_LINES are read.
+# That keeps every line's parse in bounded time whatever the command prints.
+MAX_LINE = 256
+MAX_BLANKS = 8
+MAX_LINES = 2000
+_LONG_BLANKS = re.compile(r"[ \t]{%d,}" % (MAX_BLANKS + 1))
+
+
+def _pid(text: str | None) -> int | None:
+    """A process id as printed (at most 10 digits: pids are 32-bit); anything longer is not a pid."""
+    return int(text) if text is not None and len(text) <= 10 else None
+
+
 def _candidate_lines(text: str) -> list[str]:
-    """The lines of ``text`` that may be status lines: not blank, not separators, not garbage or diagnostics."""
+    """The lines of ``text`` that may be status lines: not blank, not separators, not garbage or diagnostics,
+    not longer than MAX_LINE; runs of blanks cut to MAX_BLANKS."""
     lines = []
     for raw in text.splitlines():
-        line = raw.strip()
-        if not line or _GARBAGE.search(line) or _SEPARATOR.match(line) or _DIAGNOSTIC.search(line):
+        if len(raw) > MAX_LINE * 4:
             continue
+        line = _LONG_BLANKS.sub(" " * MAX_BLANKS, raw.strip())
+        if not line or len(line) > MAX_LINE:
+            continue
+        if _GARBAGE.search(line) or _SEPARATOR.match(line) or _DIAGNOSTIC.search(line):
+            continue
+        if line.rstrip(";. \t").rsplit(None, 1)[-1].lower() not in _STATE_WORDS:
+            continue  # every status line ends with a state word: checked before the backtracking expressions
         lines.append(line)
+        if len(lines) >= MAX_LINES:
+            break
     return lines
 
 
@@ -232,7 +257,7 @@ def parse_opcsv_status(text: str) -> list[ProcessStatus]:
                 name=match.group("name"),
                 description=" ".join(head),
                 category="",
-                pid=int(pid) if pid is not None else None,
+                pid=_pid(pid),
                 state=state,
                 running=state.lower() == "is running",
             )
@@ -310,7 +335,7 @@ def parse_ovc_status(text: str) -> list[ProcessStatus]:
                 name=match.group("name"),
                 description=description,
                 category=category,
-                pid=int(pid) if pid is not None else None,
+                pid=_pid(pid),
                 state=state,
                 running=state.lower() == "running",
             )
@@ -443,7 +468,7 @@ def parse_count(text: str, pattern: str = DEFAULT_COUNT_PATTERN) -> int | None:
     Used for a site-configured command that counts queue entries, e.g. output ``"42\\n"`` or
     ``"queue msgmgrq: 1234 entries"`` with the default pattern (the first run of digits).  Returns None when
     there is no match, the group did not take part in the match, or its text (stripped) is not a non-negative
-    decimal integer written with ASCII digits ("-5", "+5", "1,234" are not).  Only the first match counts: a
+    decimal integer of at most 18 ASCII digits ("-5", "+5", "1,234" are not).  Only the first match counts: a
     later match is not tried.  With the default pattern a leading minus sign is simply not part of the match, so
     ``"-5"`` gives 5.  Raises ValueError when ``pattern`` is invalid or has no ``count`` group.
     """
@@ -455,6 +480,6 @@ def parse_count(text: str, pattern: str = DEFAULT_COUNT_PATTERN) -> int | None:
     if value is None:
         return None
     value = value.strip()
-    if not re.fullmatch(r"[0-9]+", value):
-        return None
+    if not re.fullmatch(r"[0-9]{1,18}", value):
+        return None  # not a count, or beyond any queue's size (and beyond what int() accepts from text)
     return int(value)

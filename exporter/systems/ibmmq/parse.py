@@ -328,22 +328,27 @@ def map_qmgr_state(state: Any) -> str:
     return qmgr_state(state).name
 
 
+_INT64 = 2**63
+
+
 def to_int(value: Any) -> int | None:
-    """An integer from a JSON number or numeric string; anything else (blank, text, bool, fraction) -> None."""
+    """An integer from a JSON number or numeric string; anything else (blank, text, bool, fraction, beyond a
+    64-bit integer) -> None."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return value
+        return value if -_INT64 <= value < _INT64 else None  # MQ's integers are 64-bit at most
     if isinstance(value, float):
-        return int(value) if value.is_integer() else None
+        return int(value) if value.is_integer() and -_INT64 <= value < _INT64 else None
     if isinstance(value, str):
         text = value.strip()
         if text and text[0] in "+-":
             sign, digits = text[0], text[1:]
         else:
             sign, digits = "", text
-        if digits.isascii() and digits.isdigit():
-            return int(sign + digits)
+        if digits.isascii() and digits.isdigit() and len(digits) <= 19:
+            number = int(sign + digits)
+            return number if -_INT64 <= number < _INT64 else None
     return None
 
 

@@ -6,15 +6,23 @@ socket tables of the exporter's own network namespace (/proc/net), and its procf
 
 from __future__ import annotations
 
+# The kernel's CPU numbers stay under NR_CPUS (8,192 at most on today's kernels); a larger number is not a CPU.
+MAX_CPU = 8192
+
 
 def parse_cpu_list(text: str) -> set[int]:
-    """``Cpus_allowed_list`` of /proc/<pid>/status: ``0-3,6,8-9`` -> {0, 1, 2, 3, 6, 8, 9}."""
+    """``Cpus_allowed_list`` of /proc/<pid>/status: ``0-3,6,8-9`` -> {0, 1, 2, 3, 6, 8, 9}.
+
+    A part that is not a number or a range, or that reaches MAX_CPU, is skipped; the others still count."""
     cpus: set[int] = set()
     for part in text.strip().split(","):
-        if not part:
+        start, _, end = part.strip().partition("-")
+        end = end or start
+        if not (start.isascii() and start.isdigit() and end.isascii() and end.isdigit()):
             continue
-        start, _, end = part.partition("-")
-        cpus.update(range(int(start), int(end or start) + 1))
+        if len(start) > 5 or len(end) > 5 or int(end) >= MAX_CPU or int(start) > int(end):
+            continue
+        cpus.update(range(int(start), int(end) + 1))
     return cpus
 
 
