@@ -37,3 +37,10 @@ def test_soak_short_form():
     descriptors within the script's bounds (it exits 1 otherwise)."""
     out = _run("bench/soak.py", "--scrapes", "600", "--sample-every", "50")
     assert "0 failed" in out and "result: ok" in out
+
+
+def test_fuzz_short_form():
+    """Every parser fuzzed (atheris, seeded from the fixtures), 2,000 inputs each, and the pathological inputs
+    timed: no exception, no result lost to a bad line, nothing over the script's budget (it exits 1 otherwise)."""
+    out = _run("bench/fuzz.py", "--runs", "2000")
+    assert "result: ok" in out

@@ -64,3 +64,9 @@ def test_cpu_list_ranges_are_bounded_and_bad_parts_skipped():
     assert parse_cpu_list("0-3,x,6,9-8,8-9") == {0, 1, 2, 3, 6, 8, 9}
     assert parse_cpu_list("1" * 4300) == set()
     assert parse_cpu_list("8190-8191") == {8190, 8191}
+
+
+def test_a_line_of_only_punctuation_is_no_status_line():
+    """Found by bench/fuzz.py: a line "." left nothing to compare with the state words."""
+    assert parse_opcsv_status(".\n" + GOOD_OPCSV) == parse_opcsv_status(GOOD_OPCSV)
+    assert parse_ovc_status(";\n" + GOOD_OVC) == parse_ovc_status(GOOD_OVC)

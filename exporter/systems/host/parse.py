@@ -31,31 +31,31 @@ class Stat:
 
 
 def parse_stat(text: str, user_hz: int = USER_HZ) -> Stat:
+    """/proc/stat; a line that is not what the kernel writes is skipped, the others still count."""
     stat = Stat()
     for line in text.splitlines():
-        parts = line.split()
-        if not parts:
+        try:
+            _stat_line(stat, line.split(), user_hz)
+        except (ValueError, IndexError):
             continue
-        key = parts[0]
-        if key.startswith("cpu") and key != "cpu":
-            cpu = key[3:]
-            values = [int(v) for v in parts[1:11]]
-            values += [0] * (10 - len(values))
-            stat.cpus[cpu] = {mode: values[i] / user_hz for i, mode in enumerate(CPU_MODES)}
-            stat.guest[cpu] = {"user": values[8] / user_hz, "nice": values[9] / user_hz}
-        elif key == "ctxt":
-            stat.context_switches = float(parts[1])
-        elif key == "intr":
-            stat.interrupts = float(parts[1])
-        elif key == "processes":
-            stat.forks = float(parts[1])
-        elif key == "procs_running":
-            stat.procs_running = float(parts[1])
-        elif key == "procs_blocked":
-            stat.procs_blocked = float(parts[1])
-        elif key == "btime":
-            stat.boot_time = float(parts[1])
     return stat
+
+
+def _stat_line(stat: Stat, parts: list[str], user_hz: int) -> None:
+    if not parts:
+        return
+    key = parts[0]
+    if key.startswith("cpu") and key != "cpu":
+        values = [int(v) for v in parts[1:11]]
+        values += [0] * (10 - len(values))
+        stat.cpus[key[3:]] = {mode: values[i] / user_hz for i, mode in enumerate(CPU_MODES)}
+        stat.guest[key[3:]] = {"user": values[8] / user_hz, "nice": values[9] / user_hz}
+    elif key in _STAT_COUNTERS:
+        setattr(stat, _STAT_COUNTERS[key], float(parts[1]))
+
+
+_STAT_COUNTERS = {"ctxt": "context_switches", "intr": "interrupts", "processes": "forks",
+                  "procs_running": "procs_running", "procs_blocked": "procs_blocked", "btime": "boot_time"}
 
 
 def parse_key_values(text: str) -> dict[str, int]:
@@ -163,5 +163,8 @@ def parse_net_dev(text: str) -> list[NetDev]:
 
 
 def parse_loadavg(text: str) -> tuple[float, float, float]:
+    """/proc/loadavg's three averages; ValueError when the text is not that (the host collector reports it)."""
     parts = text.split()
+    if len(parts) < 3:
+        raise ValueError("not /proc/loadavg: fewer than three fields")
     return float(parts[0]), float(parts[1]), float(parts[2])

@@ -185,7 +185,7 @@ def _normalise(text: str) -> str:
 # That keeps every line's parse in bounded time whatever the command prints.
 MAX_LINE = 256
 MAX_BLANKS = 8
-MAX_LINES = 2000
+MAX_LINES = 500  # status outputs list a few dozen processes
 _LONG_BLANKS = re.compile(r"[ \t]{%d,}" % (MAX_BLANKS + 1))
 
 
@@ -206,7 +206,8 @@ def _candidate_lines(text: str) -> list[str]:
             continue
         if _GARBAGE.search(line) or _SEPARATOR.match(line) or _DIAGNOSTIC.search(line):
             continue
-        if line.rstrip(";. \t").rsplit(None, 1)[-1].lower() not in _STATE_WORDS:
+        last = line.rstrip(";. \t").rsplit(None, 1)
+        if not last or last[-1].lower() not in _STATE_WORDS:
             continue  # every status line ends with a state word: checked before the backtracking expressions
         lines.append(line)
         if len(lines) >= MAX_LINES:

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Fuzz every parser, coverage-guided (atheris, libFuzzer), seeded from the genuine and fixture outputs.
+
+Each target runs in its own process: libFuzzer starts from a corpus made of the project's captured outputs for that
+parser (tests/fixtures, tests/fixtures/real) and mutates them, guided by the branches the parser takes.  For every
+input the target checks the parser's contract:
+
+* it returns without raising (any exception is a finding: libFuzzer stops and writes the input to the crash dir);
+* one bad line loses nothing: the parse of a genuine output with the fuzzed input appended as one more line keeps
+  every result of the genuine output alone (for the line-oriented parsers);
+* time: the slowest input per target is reported, as a ratio against the parse of the largest seed measured in the
+  same run, and against the budget (--budget-ms, 100 ms).
+
+A second part times the pathological inputs found before (runs of blanks, very long lines, huge integers) against
+the same budget.  Exits 1 on any exception, lost result, or input over budget.
+
+    python bench/fuzz.py                    # long form: 100,000 inputs per parser (docs/reliability.md)
+    python bench/fuzz.py --runs 2000        # short form (the test suite)
+    python bench/fuzz.py --only ovc_status  # one parser
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+FIX = REPO / "tests" / "fixtures"
+
+
+@dataclass(frozen=True)
+class Target:
+    parse: Callable[[str], object]
+    seeds: tuple[str, ...]  # globs under tests/fixtures
+    keeps: Callable[[object, object], bool] | None = None  # (alone, with a bad line appended) -> nothing lost
+    binary: bool = False  # the parser takes bytes
+    raises: tuple[type[BaseException], ...] = ()  # documented exceptions the collector reports (not findings)
+
+
+def _sub_list(alone: list, mixed: list) -> bool:
+    rest = list(mixed)
+    for item in alone:
+        if item not in rest:
+            return False
+        rest.remove(item)
+    return True
+
+
+def _sub_dict(alone: dict, mixed: dict) -> bool:
+    return all(key in mixed for key in alone)
+
+
+def _mqsc_keeps(alone, mixed) -> bool:
+    blocks, errors = alone
+    mixed_blocks, mixed_errors = mixed
+    if len(mixed_blocks) < len(blocks):
+        return False
+    return all(set(b.items()) <= set(m.items()) or set(b) <= set(m) for b, m in zip(blocks, mixed_blocks,
+                                                                                      strict=False))
+
+
+def targets() -> dict[str, Target]:
+    from exporter.systems.domino import parse as domino
+    from exporter.systems.host import parse as host
+    from exporter.systems.hpom import parse as hpom
+    from exporter.systems.ibmmq import parse as mq
+    from exporter.systems.oracle import parse as oracle
+    from exporter.systems.vhi import parse as vhi
+
+    found = {
+        "opcsv_status": Target(hpom.parse_opcsv_status, ("hpom/opcsv*", "hpom_server/opcsv*", "real/hpom/opcsv*"),
+                               _sub_list),
+        "ovc_status": Target(hpom.parse_ovc_status, ("hpom/ovc*", "hpom_server/ovc*", "real/hpom/opcagt*"),
+                             _sub_list),
+        "ovconfget": Target(hpom.parse_ovconfget, ("hpom/ovconfget*", "hpom_server/ovconfget*"), _sub_dict),
+        "hpom_error_lines": Target(hpom.error_lines, ("hpom/*.txt", "real/hpom/*.txt"), _sub_list),
+        "hpom_count": Target(hpom.parse_count, ("hpom/*.txt",)),
+        "mqsc": Target(mq.parse_mqsc, ("mq/runmqsc/*", "real/ibmmq/runmqsc*"), _mqsc_keeps),
+        "mqsc_objects": Target(lambda t: (mq.queues_from_mqsc(mq.parse_mqsc(t)[0]),
+                                          mq.channels_from_mqsc(mq.parse_mqsc(t)[0])),
+                               ("mq/runmqsc/*", "real/ibmmq/runmqsc*")),
+        "dspmq": Target(mq.parse_dspmq_records, ("mq/runmqsc/*dspmq*", "real/ibmmq/dspmq*"), _sub_list),
+        "mqweb_error": Target(mq.describe_mqwb_error, ("mq/runmqsc/errors.txt",), binary=True),
+        "domino_show_stat": Target(domino.parse_show_stat, ("domino/*",), binary=True),
+        "proc_stat": Target(host.parse_stat, ("host1/proc/stat",)),
+        "proc_meminfo": Target(host.parse_meminfo, ("host1/proc/meminfo",), _sub_dict),
+        "proc_vmstat": Target(host.parse_key_values, ("host1/proc/vmstat",), _sub_dict),
+        "proc_diskstats": Target(host.parse_diskstats, ("host1/proc/diskstats",), _sub_list),
+        "proc_net_dev": Target(host.parse_net_dev, ("host1/proc/net/dev",), _sub_list),
+        "proc_loadavg": Target(host.parse_loadavg, ("host1/proc/loadavg",), raises=(ValueError,)),
+        "proc_mounts": Target(oracle.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts"), _sub_list),
+        "vhi_cpu_list": Target(vhi.parse_cpu_list, ("host1/proc/*/status",)),
+        "vhi_tcp": Target(vhi.parse_tcp, ("host1/proc/*/net/tcp*", "host1/proc/net/tcp*"), _sub_dict),
+    }
+    return found
+
+
+def seed_files(target: Target) -> list[Path]:
+    files: list[Path] = []
+    for pattern in target.seeds:
+        files.extend(p for p in sorted(FIX.glob(pattern)) if p.is_file() and p.stat().st_size <= 1 << 20)
+    return files
+
+
+def as_input(target: Target, data: bytes):
+    return data if target.binary else data.decode("utf-8", "replace")
+
+
+# ---- one target, in its own process (libFuzzer owns the process) ------------------------------------------
+def run_one(name: str, runs: int, report: Path, budget_ms: float) -> int:
+    import atheris
+
+    with atheris.instrument_imports(include=["exporter"]):  # coverage of the parsers guides the mutations
+        target = targets()[name]
+    seeds = [p.read_bytes() for p in seed_files(target)]
+    base_inputs = [as_input(target, s) for s in seeds] or [as_input(target, b"")]
+    base_results = [target.parse(i) for i in base_inputs]
+    largest = max(base_inputs, key=len)
+    t0 = time.perf_counter()
+    for _ in range(20):
+        target.parse(largest)
+    reference = (time.perf_counter() - t0) / 20
+    state = {"runs": 0, "slowest": 0.0, "slowest_len": 0, "lost": 0}
+
+    def one_input(data: bytes) -> None:
+        value = as_input(target, data)
+        start = time.perf_counter()
+        try:
+            target.parse(value)
+        except target.raises:
+            pass
+        took = time.perf_counter() - start
+        state["runs"] += 1
+        if state["runs"] % 1000 == 0 or state["runs"] >= runs:
+            write_report()  # libFuzzer leaves with _exit: no atexit
+        if took > state["slowest"]:
+            state["slowest"], state["slowest_len"] = took, len(data)
+        if target.keeps is not None and not target.binary:
+            line = value.replace("\r", " ").replace("\n", " ")[:4096]
+            k = state["runs"] % len(base_inputs)
+            base = base_inputs[k]
+            mixed = target.parse(base + ("" if base.endswith("\n") or not base else "\n") + line + "\n")
+            if not target.keeps(base_results[k], mixed):
+                state["lost"] += 1
+                (report.parent / f"{name}-lost-{state['lost']}.txt").write_text(line)
+                if state["lost"] >= 5:
+                    write_report()
+                    raise AssertionError(f"{name}: a bad line lost results (inputs in {report.parent})")
+        if took * 1000 > budget_ms:
+            (report.parent / f"{name}-slow.bin").write_bytes(data)
+
+    def write_report() -> None:
+        report.write_text(json.dumps({"name": name, "reference_s": reference, "seeds": len(seeds), **state}))
+
+    corpus = Path(tempfile.mkdtemp(prefix=f"fuzz-{name}-"))
+    for i, seed in enumerate(seeds):
+        (corpus / f"seed{i}").write_bytes(seed)
+    argv = [sys.argv[0], f"-runs={runs}", "-timeout=5", "-rss_limit_mb=2048", "-max_len=65536",
+            f"-artifact_prefix={report.parent}/{name}-", "-print_final_stats=0", str(corpus)]
+    atheris.Setup(argv, one_input)
+    atheris.Fuzz()
+    return 0
+
+
+# ---- the pathological inputs reported before -------------------------------------------------------------
+def pathological() -> list[tuple[str, Callable[[], object]]]:
+    from exporter.systems.hpom import parse as hpom
+    from exporter.systems.ibmmq import parse as mq
+    from exporter.systems.vhi import parse as vhi
+
+    return [
+        ('parse_ovc_status("ovcd" + 1,000 blanks + "x")', lambda: hpom.parse_ovc_status("ovcd" + " " * 1000 + "x")),
+        ('parse_ovc_status("ovcd" + 400 blanks + "x")', lambda: hpom.parse_ovc_status("ovcd" + " " * 400 + "x")),
+        ('parse_opcsv_status(8,000 blanks)', lambda: hpom.parse_opcsv_status("opcmsgm" + " " * 8000 + "x")),
+        ("parse_ovc_status(4 MB of one line)", lambda: hpom.parse_ovc_status("ovcd  " + "a " * (2 << 20))),
+        ("parse_opcsv_status(4 MB of short lines)",
+         lambda: hpom.parse_opcsv_status(("x (1) " * 20 + "Running\n") * 30000)),
+        ("parse_mqsc(80 KB SSLPEER( ) LPEER( ) line)", lambda: mq.parse_mqsc(
+            "AMQ8417I: Display Channel Status details.\n   CHANNEL(A)\n" + "   SSLPEER( ) LPEER( )" * 4000 + "\n")),
+        ('parse_count("9" * 5000)', lambda: hpom.parse_count("9" * 5000)),
+        ("to_age(10**400)", lambda: mq.to_age(10**400)),
+        ('parse_cpu_list("0-10000000")', lambda: vhi.parse_cpu_list("0-10000000")),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=100_000, help="inputs per parser")
+    parser.add_argument("--only", action="append", help="fuzz only these targets")
+    parser.add_argument("--budget-ms", type=float, default=100.0)
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--report", help=argparse.SUPPRESS)
+    args, _ = parser.parse_known_args()
+    if args.one:
+        return run_one(args.one, args.runs, Path(args.report), args.budget_ms)
+
+    failures: list[str] = []
+    print(f"pathological inputs (budget {args.budget_ms:.0f} ms each):")
+    for label, call in pathological():
+        start = time.perf_counter()
+        try:
+            call()
+            error = ""
+        except Exception as exc:  # noqa: BLE001 - a finding, reported
+            error = f" RAISED {type(exc).__name__}"
+        took = (time.perf_counter() - start) * 1000
+        verdict = "ok" if took <= args.budget_ms and not error else "FAIL"
+        if verdict != "ok":
+            failures.append(label)
+        print(f"  {label:55s} {took:9.2f} ms  {verdict}{error}")
+
+    names = args.only or sorted(targets())
+    work = Path(tempfile.mkdtemp(prefix="mwe-fuzz-"))
+    print(f"\nfuzz: {args.runs:,} inputs per parser, seeded from the fixtures (findings in {work})")
+    print(f"  {'parser':20s} {'seeds':>5s} {'inputs':>9s} {'slowest':>10s} {'x largest seed':>14s} {'lost':>5s}"
+          "  result")
+    for name in names:
+        report = work / f"{name}.json"
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, __file__, "--one", name, "--runs", str(args.runs),
+                                 "--report", str(report), "--budget-ms", str(args.budget_ms)],
+                                capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        elapsed = time.monotonic() - started
+        data = json.loads(report.read_text()) if report.exists() else {}
+        crashed = result.returncode != 0
+        slow_ms = data.get("slowest", 0) * 1000
+        ratio = data.get("slowest", 0) / data["reference_s"] if data.get("reference_s") else float("nan")
+        ok = not crashed and data.get("lost", 0) == 0 and slow_ms <= args.budget_ms and data.get("runs", 0) > 0
+        if not ok:
+            failures.append(name)
+            (work / f"{name}.log").write_text(result.stdout + result.stderr)
+        print(f"  {name:20s} {data.get('seeds', 0):5d} {data.get('runs', 0):9,d} {slow_ms:8.2f}ms {ratio:14.1f} "
+              f"{data.get('lost', 0):5d}  {'ok' if ok else 'FAIL'} ({elapsed:.0f} s)"
+              + ("" if not crashed else f"  exit {result.returncode}: {_last_error(result.stderr)}"))
+    print("result: " + ("FAIL: " + ", ".join(failures) if failures else "ok"))
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failures else 0
+
+
+def _last_error(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if "Error" in line or "Exception" in line]
+    return lines[-1][:200] if lines else stderr.strip().splitlines()[-1][:200] if stderr.strip() else "?"
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())
