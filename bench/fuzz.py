@@ -60,6 +60,16 @@ def _sub_dict(alone: dict, mixed: dict) -> bool:
     return all(key in mixed for key in alone)
 
 
+def _dspmq_keeps(alone, mixed) -> bool:
+    """Every queue manager still there with its fields (an appended INSTANCE line may add an instance)."""
+    found = {r.qmgr: r for r in mixed}
+    return all(r.qmgr in found and r.fields.items() <= found[r.qmgr].fields.items() for r in alone)
+
+
+# What str.splitlines() breaks on: the appended input must be one line.
+LINE_BREAKS = dict.fromkeys(map(ord, "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), " ")
+
+
 def _mqsc_keeps(alone, mixed) -> bool:
     blocks, errors = alone
     mixed_blocks, mixed_errors = mixed
@@ -89,7 +99,7 @@ def targets() -> dict[str, Target]:
         "mqsc_objects": Target(lambda t: (mq.queues_from_mqsc(mq.parse_mqsc(t)[0]),
                                           mq.channels_from_mqsc(mq.parse_mqsc(t)[0])),
                                ("mq/runmqsc/*", "real/ibmmq/runmqsc*")),
-        "dspmq": Target(mq.parse_dspmq_records, ("mq/runmqsc/*dspmq*", "real/ibmmq/dspmq*"), _sub_list),
+        "dspmq": Target(mq.parse_dspmq_records, ("mq/runmqsc/*dspmq*", "real/ibmmq/dspmq*"), _dspmq_keeps),
         "mqweb_error": Target(mq.describe_mqwb_error, ("mq/runmqsc/errors.txt",), binary=True),
         "domino_show_stat": Target(domino.parse_show_stat, ("domino/*",), binary=True),
         "proc_stat": Target(host.parse_stat, ("host1/proc/stat",)),
@@ -146,7 +156,7 @@ def run_one(name: str, runs: int, report: Path, budget_ms: float) -> int:
         if took > state["slowest"]:
             state["slowest"], state["slowest_len"] = took, len(data)
         if target.keeps is not None and not target.binary:
-            line = value.replace("\r", " ").replace("\n", " ")[:4096]
+            line = value.translate(LINE_BREAKS)[:4096]
             k = state["runs"] % len(base_inputs)
             base = base_inputs[k]
             mixed = target.parse(base + ("" if base.endswith("\n") or not base else "\n") + line + "\n")
