@@ -4,9 +4,10 @@
     python -m tools.docs --check    # exit 1 if any is stale (the test suite runs this)
 
 Generated: ``docs/metrics.md`` (every metric), ``docs/configuration.md`` (every key), the metrics and
-configuration sections of each ``exporter/systems/<system>/README.md``, and the thresholds table of
-``alerts/README.md``.  Each file holds ``<!-- BEGIN GENERATED <section> (python -m tools.docs) -->`` and
-``<!-- END GENERATED <section> -->`` markers; the text between them is replaced, the rest is written by hand.
+configuration sections of each ``exporter/systems/<system>/README.md``, the thresholds table of
+``alerts/README.md``, and the psutil back-end's platform and tolerance tables in ``docs/platforms.md``.  Each
+file holds ``<!-- BEGIN GENERATED <section> (python -m tools.docs) -->`` and ``<!-- END GENERATED <section> -->``
+markers; the text between them is replaced, the rest is written by hand.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from exporter.core.config import LogSettings, PathSettings, WebSettings
 from exporter.core.metrics import MetricSpec
 from exporter.core.selfmetrics import SPECS as SELF_SPECS
 from exporter.registry import COLLECTORS
+from exporter.systems.host import psutil_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS_DOC = ROOT / "docs" / "metrics.md"
 CONFIG_DOC = ROOT / "docs" / "configuration.md"
 ALERTS_README = ROOT / "alerts" / "README.md"
+PLATFORMS_DOC = ROOT / "docs" / "platforms.md"
 SYSTEMS = ROOT / "exporter" / "systems"
 
 
@@ -123,6 +126,25 @@ def thresholds_reference() -> str:
     return "\n".join(lines)
 
 
+def host_platforms_reference() -> str:
+    """The host collector's psutil back-end: per series, the platforms where psutil gives it (psutil_backend.ROWS)."""
+    platforms = psutil_backend.PLATFORMS
+    head = " | ".join(psutil_backend.PLATFORM_TITLES[p] for p in platforms)
+    lines = [f"| series | psutil | {head} | where absent, why |", "|---|---|" + "---|" * len(platforms) + "---|"]
+    for row in psutil_backend.ROWS:
+        marks = " | ".join("yes" if p in row.platforms else "-" for p in platforms)
+        source = f"`{row.source}`" if row.source != "-" else "-"
+        lines.append(f"| `{_cell(row.key)}` | {source} | {marks} | {_cell(row.note)} |")
+    return "\n".join(lines)
+
+
+def tolerances_reference() -> str:
+    lines = ["| tolerance | value | what it bounds |", "|---|---|---|"]
+    for tol in psutil_backend.TOLERANCES:
+        lines.append(f"| `{tol.name}` | {tol.value:g} | {_cell(tol.rule)} |")
+    return "\n".join(lines)
+
+
 def replace_sections(text: str, generated: dict[str, str], name: str) -> str:
     for section, body in generated.items():
         begin = f"<!-- BEGIN GENERATED {section} (python -m tools.docs) -->"
@@ -141,6 +163,8 @@ def targets() -> list[tuple[Path, Callable[[], dict[str, str]]]]:
         (METRICS_DOC, lambda: {"metrics": metrics_reference()}),
         (CONFIG_DOC, lambda: {"config": config_reference()}),
         (ALERTS_README, lambda: {"thresholds": thresholds_reference()}),
+        (PLATFORMS_DOC, lambda: {"host-platforms": host_platforms_reference(),
+                                 "tolerances": tolerances_reference()}),
     ]
     for cls in COLLECTORS:
         result.append((SYSTEMS / cls.name / "README.md",

@@ -2,13 +2,15 @@
 
 The root is configurable (``paths.procfs``) so that a container can read the host's /proc mounted elsewhere and
 golden tests can point the collectors at a recorded tree.  :class:`ProcessTable` walks the process table once per
-interval for every collector that reads processes (process groups, VHI, HPOM MSI) instead of once each; the
-host-wide files are parsed in ``exporter/systems/host/parse.py``.
+interval for every collector that reads processes (process groups, VHI, HPOM MSI) instead of once each; where
+/proc is not Linux's it walks through psutil (``psutil_procs.py``, :func:`choose_backend`).  The host-wide files
+are parsed in ``exporter/systems/host/parse.py``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -22,6 +24,32 @@ PROC_READ_BYTES = 4096  # one read returns all of /proc/<pid>/stat (52 numbers, 
 def read_text(path: str) -> str:
     with open(path, "rb") as handle:
         return handle.read().decode("utf-8", "replace")
+
+
+BACKENDS = ("auto", "procfs", "psutil")
+
+
+def is_linux_procfs(root: str) -> bool:
+    """Whether ``root`` holds Linux's /proc: a ``stat`` file with per-CPU lines and a ``btime`` line (Solaris and
+    AIX have a /proc without it, BSDs usually none, Windows none; a recorded Linux tree has it anywhere)."""
+    try:
+        text = read_text(os.path.join(root, "stat"))
+    except OSError:
+        return False
+    lines = text.splitlines()
+    return any(line.startswith("cpu") for line in lines) and any(line.startswith("btime ") for line in lines)
+
+
+def choose_backend(setting: str, root: str, platform: str | None = None) -> str:
+    """``procfs`` or ``psutil`` for a collector's ``backend`` setting.  ``auto`` keeps /proc on Linux (a wrong
+    ``paths.procfs`` must fail there, not quietly read the exporter's own /proc through psutil) and wherever
+    ``root`` holds a Linux-shaped /proc (a recorded tree); psutil otherwise."""
+    if setting not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {setting!r}")
+    if setting != "auto":
+        return setting
+    platform = sys.platform if platform is None else platform
+    return "procfs" if platform.startswith("linux") or is_linux_procfs(root) else "psutil"
 
 
 @dataclass
@@ -153,8 +181,10 @@ class ProcessTable:
     and a collector never sees the same walk twice.  One walk at a time: the others wait for it.
     """
 
-    def __init__(self, root: str, max_age: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, root: str, max_age: float = 5.0, clock: Callable[[], float] = time.monotonic,
+                 backend: str = "auto") -> None:
         self.root = root
+        self.backend = backend  # "auto" is resolved at the first walk (choose_backend), not at construction
         self.max_age = max_age
         self._clock = clock
         self._lock = threading.Lock()
@@ -167,9 +197,22 @@ class ProcessTable:
         with self._lock:
             now = self._clock()
             if self._taken is None or id(reader) in self._readers or now - self._taken > self.max_age:
-                self._entries = tuple(walk_processes(self.root))
+                self._entries = tuple(self._walk())
                 self._taken = now
                 self._readers = set()
                 self.walks += 1
             self._readers.add(id(reader))
             return self._entries
+
+    def resolve_backend(self) -> str:
+        """``procfs`` or ``psutil``: the back-end this table walks with."""
+        if self.backend == "auto":
+            self.backend = choose_backend("auto", self.root)
+        return self.backend
+
+    def _walk(self) -> list[ProcessEntry]:
+        if self.resolve_backend() == "psutil":
+            from .psutil_procs import walk_psutil  # psutil is imported only where it is the back-end
+
+            return walk_psutil()
+        return walk_processes(self.root)

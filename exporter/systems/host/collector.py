@@ -2,7 +2,9 @@
 
 Reads /proc/stat, /proc/meminfo, /proc/vmstat, /proc/diskstats, /proc/net/dev, /proc/loadavg, a few /proc/sys
 limits and the sysfs CPU topology, once per run.  Rates, percentages and iostat's derived columns are PromQL over
-these counters (the README maps each column), so nothing here depends on the time between two runs.
+these counters (the README maps each column), so nothing here depends on the time between two runs.  Where /proc
+is not Linux's (AIX, Solaris, Windows, macOS, FreeBSD) the same metrics come from psutil (``psutil_backend.py``,
+which also holds the table of what each platform gives).
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE, read_text
+from ...core.procfs import PAGE_SIZE, choose_backend, read_text
 from ...core.settings import CollectorSettings, Duration, check_regex
 from .parse import (
     SECTOR_BYTES,
@@ -39,6 +43,10 @@ class HostSettings(CollectorSettings):
     disk_exclude: str = Field(DEFAULT_DISK_EXCLUDE,
                               description="Regex of block devices to skip (partitions by default).")
     netdev_exclude: str = Field("", description="Regex of network interfaces to skip (none by default).")
+    backend: Literal["auto", "procfs", "psutil"] = Field(
+        "auto", description="Where the figures come from: `procfs` (Linux's /proc and /sys), `psutil` (other "
+                            "platforms), or `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
+                            "elsewhere); see docs/platforms.md.")
 
     @field_validator("disk_exclude", "netdev_exclude")
     @classmethod
@@ -175,6 +183,12 @@ class HostCollector(Collector):
         super().__init__(settings, context)
         self._disk_exclude = re.compile(settings.disk_exclude) if settings.disk_exclude else None
         self._net_exclude = re.compile(settings.netdev_exclude) if settings.netdev_exclude else None
+        self._psutil = None  # the psutil back-end, once chosen
+
+    @property
+    def backend(self) -> str:
+        """``procfs`` or ``psutil``: the back-end this collector reads with."""
+        return choose_backend(self.settings.backend, self.context.procfs)
 
     def specs(self) -> list[MetricSpec]:
         return SPECS
@@ -183,6 +197,16 @@ class HostCollector(Collector):
         return os.path.join(self.context.procfs, *parts)
 
     def collect(self, batch: MetricBatch) -> None:
+        if self._psutil is None and self.backend == "psutil":
+            if sys.platform.startswith("linux") and os.path.realpath(self.context.procfs) != "/proc":
+                raise ValueError(f"the psutil back-end reads /proc, not paths.procfs={self.context.procfs}; "
+                                 "use backend: procfs")
+            from .psutil_backend import PsutilHost  # psutil is imported only where it is the back-end
+
+            self._psutil = PsutilHost(self._disk_exclude, self._net_exclude)
+        if self._psutil is not None:
+            self._psutil.collect(batch)
+            return
         self._cpu_and_system(batch)
         self._memory(batch)
         self._vmstat(batch)

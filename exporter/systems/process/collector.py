@@ -1,21 +1,24 @@
 """Process groups: count, CPU, memory, threads and start time of the middleware's own processes.
 
-Reads the shared process table (one walk over /proc/<pid>/stat per interval, see ``core/procfs.py``) and a
-process's command line only when a group asks for it.  A process counts by itself, never with its children, in
-every group it matches; zombies are not counted.  CPU seconds per group stay monotonic across process exits and
-restarts, so ``rate()`` never sees a false counter reset.  Matching rules and the built-in groups: README.md.
+Reads the shared process table (one walk over /proc/<pid>/stat per interval, see ``core/procfs.py``; through
+psutil where /proc is not Linux's, ``core/psutil_procs.py``) and a process's command line only when a group asks
+for it.  A process counts by itself, never with its children, in every group it matches; zombies are not
+counted.  CPU seconds per group stay monotonic across process exits and restarts, so ``rate()`` never sees a false
+counter reset.  Matching rules and the built-in groups: README.md.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.metrics import LABEL_NAME_RE, NAMESPACE, MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, read_text
+from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, ProcessTable, choose_backend, read_text
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 
 P = f"{NAMESPACE}_process"
@@ -96,6 +99,10 @@ DEFAULT_GROUPS: list[ProcessGroup] = [
 class ProcessSettings(CollectorSettings):
     interval: Duration = Field(15.0, description="Seconds between passes over the process table.")
     timeout: Duration = Field(10.0, description="Seconds before a pass counts as failed.")
+    backend: Literal["auto", "procfs", "psutil"] = Field(
+        "auto", description="Where processes are read: `procfs` (Linux's /proc), `psutil` (other platforms), or "
+                            "`auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil elsewhere); "
+                            "see docs/platforms.md.")
     groups: list[ProcessGroup] = Field(
         default_factory=lambda: [g.model_copy() for g in DEFAULT_GROUPS],
         description="Process groups; replaces the built-in list (HPOM, MQ, MQSI, Oracle, VHI, Domino).")
@@ -198,6 +205,7 @@ class ProcessCollector(Collector):
         # Monotonic CPU: ticks already counted per series, and per live process what we counted last time.
         self._cpu_ticks: dict[tuple[str, ...], list[int]] = {}
         self._seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+        self._own_table: ProcessTable | None = None
         # The label names are known only now (capture groups of the configured regexes): the handles live here.
         lv = self.label_names
         self.group_processes = MetricSpec(
@@ -218,15 +226,34 @@ class ProcessCollector(Collector):
         return [self.group_processes, self.group_cpu_seconds, self.group_resident_memory, self.group_threads,
                 self.group_oldest_start_time, SCANNED_PROCESSES]
 
-    def _boot_time(self) -> float:
+    def _boot_time(self, backend: str) -> float:
+        if backend == "psutil":
+            from ...core.psutil_procs import STARTTIME_ORIGIN
+
+            return STARTTIME_ORIGIN  # psutil entries count their start from the epoch, not from boot
         for line in read_text(os.path.join(self.context.procfs, "stat")).splitlines():
             if line.startswith("btime "):
                 return float(line.split()[1])
         raise ValueError("no btime line in /proc/stat")
 
+    def _table(self) -> ProcessTable:
+        """The shared table, unless `backend` forces another one than it walks with: then a table of our own."""
+        if self._own_table is not None:
+            return self._own_table
+        shared = self.context.processes
+        wanted = choose_backend(self.settings.backend, self.context.procfs)
+        if wanted == "psutil" and sys.platform.startswith("linux") and os.path.realpath(self.context.procfs) != "/proc":
+            raise ValueError(f"the psutil back-end reads /proc, not paths.procfs={self.context.procfs}; "
+                             "use backend: procfs")
+        if wanted == shared.resolve_backend():
+            return shared
+        self._own_table = ProcessTable(self.context.procfs, backend=wanted)
+        return self._own_table
+
     def collect(self, batch: MetricBatch) -> None:
-        boot_time = self._boot_time()
-        entries = self.context.processes.snapshot(self)
+        table = self._table()
+        boot_time = self._boot_time(table.resolve_backend())
+        entries = table.snapshot(self)
         totals: dict[tuple[str, ...], _Totals] = {}
         seen: dict[tuple[int, int, int], tuple[int, int]] = {}
         by_name, by_pattern = self._by_name, self._by_pattern

@@ -1,0 +1,106 @@
+"""The process table through psutil, for hosts whose /proc is not Linux's (AIX, Solaris, Windows, macOS, FreeBSD).
+
+:class:`~exporter.core.procfs.ProcessTable` walks with :func:`walk_psutil` when its back-end is ``psutil``; the
+entries answer like the /proc ones (``pid``, ``comm``, ``stat()``, ``cmdline()``), so the process collector and
+HPOM's MSI count need no second code path.  ``stat()`` expresses psutil's seconds and bytes in the /proc units
+(clock ticks, pages) and the callers convert them back, so nothing is rounded on the way.  The start time counts
+from the Unix epoch (``STARTTIME_ORIGIN``) rather than from boot: psutil's boot time moves by up to a second on
+Windows, and a start time that moves would make a process look restarted.
+psutil's process-wide ``PROCFS_PATH`` is never set, and only per-process calls are used here (no caches that
+adjust counters).  A process psutil may not read (``AccessDenied``: other users' processes on macOS without
+root) is left out like one that has exited; a zombie has the state ``Z``, which every caller skips.
+"""
+
+from __future__ import annotations
+
+import psutil
+
+from .procfs import PAGE_SIZE, USER_HZ, ProcStat
+
+STARTTIME_ORIGIN = 0.0  # ProcStat.starttime of these entries: ticks since this Unix time
+NAME_MAX = 15  # Linux's comm length: the same configured `names` match on every platform
+
+# psutil's status strings as the state letters of /proc/<pid>/stat (only "Z" changes what the collectors do).
+_STATES = {psutil.STATUS_RUNNING: "R", psutil.STATUS_SLEEPING: "S", psutil.STATUS_DISK_SLEEP: "D",
+           psutil.STATUS_STOPPED: "T", psutil.STATUS_TRACING_STOP: "t", psutil.STATUS_ZOMBIE: "Z",
+           psutil.STATUS_DEAD: "X", psutil.STATUS_IDLE: "I"}
+
+
+class NoProcDirectory(RuntimeError):
+    """A collector asked for /proc/<pid> of a process the psutil back-end found."""
+
+
+def process_name(name: str, windows: bool = psutil.WINDOWS) -> str:
+    """The name as the groups match it: Windows' ``.exe`` dropped, cut to Linux's 15 characters (psutil returns
+    the full name where the kernel cut it)."""
+    if windows and name.lower().endswith(".exe"):
+        name = name[:-4]
+    return name[:NAME_MAX]
+
+
+class PsutilProcessEntry:
+    """One process of a psutil walk: the name at once, the numbers and the command line on first use."""
+
+    __slots__ = ("pid", "comm", "_proc", "_stat", "_cmdline", "_read")
+
+    def __init__(self, proc: psutil.Process, comm: str) -> None:
+        self.pid = proc.pid
+        self.comm = comm
+        self._proc = proc
+        self._read = False
+        self._stat: ProcStat | None = None
+        self._cmdline: str | None = None
+
+    @property
+    def path(self) -> str:
+        raise NoProcDirectory(f"pid {self.pid}: the psutil back-end has no /proc/<pid> directory; this collector "
+                              "reads Linux's /proc and works on Linux only")
+
+    def stat(self) -> ProcStat | None:
+        """psutil's figures in the units of /proc/<pid>/stat; None if the process has gone or may not be read."""
+        if not self._read:
+            self._read = True
+            self._stat = self._read_stat()
+        return self._stat
+
+    def _read_stat(self) -> ProcStat | None:
+        proc = self._proc
+        try:
+            with proc.oneshot():
+                state = _STATES.get(proc.status(), "S")
+                if state == "Z":
+                    return ProcStat(self.pid, self.comm, "Z", 0, 0, 0, 0, 0)
+                cpu = proc.cpu_times()
+                rss = proc.memory_info().rss
+                threads = proc.num_threads()
+                started = proc.create_time()
+        except psutil.ZombieProcess:
+            return ProcStat(self.pid, self.comm, "Z", 0, 0, 0, 0, 0)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
+            return None
+        # Floats in tick and page units: the callers divide by USER_HZ and multiply by PAGE_SIZE again.
+        return ProcStat(pid=self.pid, comm=self.comm, state=state, utime=cpu.user * USER_HZ,  # type: ignore[arg-type]
+                        stime=cpu.system * USER_HZ, threads=threads,  # type: ignore[arg-type]
+                        starttime=(started - STARTTIME_ORIGIN) * USER_HZ,  # type: ignore[arg-type]
+                        rss_pages=rss / PAGE_SIZE)  # type: ignore[arg-type]
+
+    def cmdline(self) -> str:
+        """The command line, arguments joined by spaces ("" when it cannot be read)."""
+        if self._cmdline is None:
+            try:
+                self._cmdline = " ".join(self._proc.cmdline()).strip()
+            except (psutil.Error, OSError):
+                self._cmdline = ""
+        return self._cmdline
+
+
+def walk_psutil() -> list[PsutilProcessEntry]:
+    """Every process psutil lists, with its name; processes that exit meanwhile are left out."""
+    entries = []
+    for proc in psutil.process_iter():
+        try:
+            name = proc.name()
+        except (psutil.Error, OSError):
+            continue  # gone, a zombie without a name, or not readable
+        entries.append(PsutilProcessEntry(proc, process_name(name)))
+    return entries
