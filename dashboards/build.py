@@ -49,6 +49,13 @@ UP_MAPPING = dm.ValueMap(options={
     "0": dm.ValueMappingResult(text="not running / no", color="red", index=0),
     "1": dm.ValueMappingResult(text="running / yes", color="green", index=1),
 })
+# middleware_hpom_server_process_up: 0 down, 1 running, 2 in transition, 3 stopped on purpose (expected_stopped).
+HPOM_PROCESS_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="down", color="red", index=0),
+    "1": dm.ValueMappingResult(text="running", color="green", index=1),
+    "2": dm.ValueMappingResult(text="starting / stopping", color="yellow", index=2),
+    "3": dm.ValueMappingResult(text="stopped on purpose", color="blue", index=3),
+})
 FOLLOWS_MAPPING = dm.ValueMap(options={
     "0": dm.ValueMappingResult(text="does not follow the guide", color="orange", index=0),
     "1": dm.ValueMappingResult(text="follows the guide", color="green", index=1),
@@ -207,10 +214,13 @@ def hpom() -> dm.Dashboard:
            f"{GUIDE} HPOM-THROUGHPUT ({DOC_HPOM}, Management Server Performance; Test: Suppressing Message "
            "Duplicates, Tables 12-13; Test: "
            f"Message Throughput on IP vs. non-IP Nodes, Table 28): reference rates "
-           "226 msg/s (8.30), 272 msg/s (storm average), 333 msg/s (8.21 IA64), 410 msg/s (with "
-           "OPCMSGM_USE_GUI_THREAD, Table 1). Received messages in the query window / window length.",
+           "120 msg/s (8.10 PA-RISC), 226 msg/s (8.30), 272 msg/s (storm average), 333 msg/s (8.21 IA64), 410 "
+           "msg/s (with OPCMSGM_USE_GUI_THREAD, Table 1). Received messages in the query window / window length "
+           "(recording rule instance:middleware_hpom_received_messages:per_second; the rates are the "
+           "middleware:threshold:hpom_reference_rate_* parameters).",
            [(f"middleware_hpom_window_received_messages{{{INST}}} / middleware_hpom_window_seconds{{{INST}}}",
              "{{instance}} received msg/s"),
+            ref(120, "guide: 8.10 PA-RISC 120 msg/s"),
             ref(226, "guide: 8.30 reference 226 msg/s"),
             ref(272, "guide: storm average 272 msg/s"),
             ref(333, "guide: 8.21 IA64 333 msg/s"),
@@ -255,15 +265,17 @@ def hpom() -> dm.Dashboard:
             (f"middleware_host_cpus{{{INST}}}", "{{instance}} CPUs")]),
         tbl("Server process status (opcsv / ovc)", "none",
             f"{GUIDE} HPOM-QUEUE and HPOM-THROUGHPUT ({DOC_HPOM}): the server processes (opcmsgm, opcmsgr, ...) must "
-            "run "
-            "for the queues to drain; 1 = running as reported by opcsv -status / ovc -status.",
+            "run for the queues to drain. As opcsv -status / ovc -status report them: 1 running, 0 down, 2 "
+            "starting or stopping, 3 stopped on purpose (the collector's expected_stopped).",
             [(f"middleware_hpom_server_process_up{{{INST}}}", "{{source}} {{process}}")],
-            mappings=[UP_MAPPING]),
+            mappings=[HPOM_PROCESS_MAPPING]),
         tbl("Server variables: follow the guide (Table 1)", "none",
             f"{GUIDE} HPOM-VAR-GUITHREAD (OPCMSGM_USE_GUI_THREAD TRUE: 310 -> 410 msg/s), HPOM-VAR-ACKLIMIT "
             "(OPC_DIRECT_ACKN_LIMIT 0), HPOM-VAR-COMMIT (OPC_UPDWN_COMMIT_COUNT 1000: 367 -> 518 msg/s), "
-            f"HPOM-AUTOKEYS ({DOC_HPOM}, Management Server Configuration Variables, Table 1). Value A = follows the "
-            "guide (1/0), B = numeric value.",
+            f"HPOM-AUTOKEYS ({DOC_HPOM}, Management Server Configuration Variables, Table 1); from 8.22 "
+            "OPCUIWWW_BULK_MODE and OPCUIWWW_NEW_MSG_NO_DB TRUE, the latter with OPCMSGM_USE_GUI_THREAD NO_RPC (Test: "
+            "Varying the Number of Active Java GUIs, footnote 4). Value A = follows the guide (1/0), B = numeric "
+            "value.",
             [(f"middleware_hpom_server_variable_follows_guide{{{INST}}}", "{{variable}}"),
              (f"middleware_hpom_server_variable_value{{{INST}}}", "{{variable}}")],
             mappings=[FOLLOWS_MAPPING], merge=True),
@@ -274,21 +286,42 @@ def hpom() -> dm.Dashboard:
            [(f"middleware_hpom_history_messages{{{INST}}}", "{{instance}} history messages")]),
         ts("History download rate", "mps",
            f"{GUIDE} HPOM-HISTDL ({DOC_HPOM}, Test: Downloading 100,000 History Messages, Tables 26-27): -deriv of "
-           "the history table during a download; guide "
-           "400-500 msg/s with 5 x 100 MB redo groups, 37.5 msg/s with 3 x 20 MB groups.",
-           [(f"-deriv(middleware_hpom_history_messages{{{INST}}}[15m]) > 0", "{{instance}} download msg/s"),
+           "the history table over 30 minutes (the count is read every 5 minutes; recording rule "
+           "instance:middleware_hpom_history_download:per_second), 0 while it does not fall; guide 400-500 msg/s "
+           "with 5 x 100 MB redo groups and OPC_UPDWN_COMMIT_COUNT 1000, 37.5 msg/s with 3 x 20 MB groups.",
+           [(f"clamp_min(-deriv(middleware_hpom_history_messages{{{INST}}}[30m]), 0)",
+             "{{instance}} download msg/s"),
             ref(37.5, "guide: 3 x 20 MB redo groups 37.5 msg/s"),
             ref(400, "guide: tuned history download 400 msg/s"),
             ref(500, "guide: tuned history download 500 msg/s")]),
-        ts("MoM acknowledgement sync estimate", "s",
-           f"{GUIDE} HPOM-MOM ({DOC_HPOM}, Test: MoM Message Forwarding, Tables 14-15): MoM acknowledgement sync "
-           "takes about 10-12 s per 1,000 "
-           "acknowledged messages (forwarding halves source throughput, 227 -> 120 msg/s). Not measured "
-           "directly: this is the ETA for the messages acknowledged in the current window.",
-           [(f"middleware_hpom_window_acknowledged_messages{{{INST}}} * 10 / 1000",
-             "{{instance}} ETA at 10 s per 1,000"),
-            (f"middleware_hpom_window_acknowledged_messages{{{INST}}} * 12 / 1000",
-             "{{instance}} ETA at 12 s per 1,000")]),
+        ts("MoM acknowledgement sync estimate per target server", "s",
+           f"{GUIDE} HPOM-MOM ({DOC_HPOM}, Test: MoM Message Forwarding, Table 15): synchronising acknowledgements "
+           "to the other management servers is linear, 10-12 s per 1,000. Estimate for the forwarded messages "
+           "acknowledged in the query window, per target server, at 12 s per 1,000 (the conservative default, "
+           "recording rule target:middleware_hpom_mom_ack_sync_eta:seconds) and at 10 s; compare with the window "
+           "length: a longer estimate means the acknowledgements come faster than they can be passed on, and the "
+           "forwmgrq queue file (panel Server queue file sizes) grows.",
+           [(f"middleware_hpom_forwarded_window_acknowledged_messages{{{INST}}} * 12 / 1000",
+             "{{instance}} -> {{target}} at 12 s per 1,000"),
+            (f"middleware_hpom_forwarded_window_acknowledged_messages{{{INST}}} * 10 / 1000",
+             "{{instance}} -> {{target}} at 10 s per 1,000"),
+            (f"middleware_hpom_window_seconds{{{INST}}}", "{{instance}} window length")]),
+        ts("Messages received against MoM forwarding", "mps",
+           f"{GUIDE} HPOM-MOM ({DOC_HPOM}, Test: MoM Message Forwarding, Table 14): forwarding halves the source "
+           "server's throughput, 227 msg/s without and 120 msg/s with forwarding (10,000 messages, one Java GUI "
+           "per server). Received messages per second, and forwarded messages still active per target server.",
+           [(f"middleware_hpom_window_received_messages{{{INST}}} / middleware_hpom_window_seconds{{{INST}}}",
+             "{{instance}} received msg/s"),
+            (f"middleware_hpom_forwarded_active_messages{{{INST}}}", "{{instance}} -> {{target}} forwarded, active"),
+            ref(227, "guide: source without forwarding 227 msg/s"),
+            ref(120, "guide: source with forwarding 120 msg/s")]),
+        ts("Service tree depth", "short",
+           f"{GUIDE} HPOM-SLOD ({DOC_HPOM}, Test: Varying the Shape and Size of the Service Tree, Tables 24-25): "
+           "levels below the top service of the deepest service tree; above 5 use Service Load on Demand (without "
+           "it the Java GUI took 6-7 s to start at depth 5 and 272-331 s at depth 10). Needs the collector's "
+           "service_table (HPOM's service tables are not public).",
+           [(f"middleware_hpom_service_tree_depth{{{INST}}}", "{{instance}} deepest service tree"),
+            ref(5, "guide: 5 levels without Service Load on Demand")]),
         ts("MSI programs running", "short",
            f"{GUIDE} HPOM-MSI ({DOC_HPOM}, Test: Sending Messages to MSI Programs): more than five simultaneous MSI "
            "programs decrease message throughput.",

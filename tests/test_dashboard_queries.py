@@ -103,7 +103,7 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
             "collectors": {
                 "host": {"interval": 1, "timeout": 1},
                 "process": {"interval": 1, "timeout": 1},
-                "hpom": {"enabled": True, "interval": 1, "timeout": 1, "command_timeout": 0.5,
+                "hpom": {"enabled": True, "interval": 2, "timeout": 2, "command_timeout": 0.5,
                          "queue_dir": str(queues),
                          "opcsv": _script(bindir / "opcsv", f'cat "{server / "opcsv_status.txt"}"\n'),
                          "ovc": _script(bindir / "ovc", f'cat "{server / "ovc_status.txt"}"\n'),

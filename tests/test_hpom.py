@@ -120,7 +120,9 @@ def test_every_figure_from_a_fixture_hpom(hpom_server, fake_oracledb):
     info = {dict(labels)["variable"]: dict(labels) for labels in info}
     assert info["OPC_CREATE_AUTO_KEYS"]["origin"] == "default"
     assert info["OPC_ACK_MOVE_INTERVAL"]["value"] == "0" and info["OPC_ACK_MOVE_INTERVAL"]["origin"] == "set"
-    assert info["OPCUIWWW_NEW_MSG_NO_DB"]["origin"] == "unset"
+    # 8.22 variables (footnote 4): off while unset; NEW_MSG_NO_DB also needs OPCMSGM_USE_GUI_THREAD=NO_RPC
+    assert info["OPCUIWWW_NEW_MSG_NO_DB"]["origin"] == "default" and info["OPCUIWWW_NEW_MSG_NO_DB"]["value"] == "FALSE"
+    assert v("server_variable_follows_guide", variable="OPCUIWWW_NEW_MSG_NO_DB") == 0
     # database figures (HPOM-ACTIVE, HPOM-ACK, HPOM-CMA, HPOM-AUTOKEYS, HPOM-THROUGHPUT, HPOM-HISTDL)
     assert v("database_up") == 1 and v("database_backoff_seconds") == 0
     assert v("active_messages", severity="major") == 30000
@@ -133,8 +135,17 @@ def test_every_figure_from_a_fixture_hpom(hpom_server, fake_oracledb):
     assert v("cma_max_per_message") == 14
     assert v("messages_over_cma_limit") == 37 and v("cma_limit") == 10
     assert v("history_messages") == 2345678
-    for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages"):
+    # HPOM-MOM: per target management server
+    assert v("forwarded_active_messages", target="mom-central.example.com") == 1500
+    assert v("forwarded_window_acknowledged_messages", target="mom-central.example.com") == 2500
+    assert v("forwarded_window_acknowledged_messages", target="mom-backup.example.com") == 0
+    for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages",
+                  "forwarded_messages"):
         assert v("query_success", query=query) == 1
+    # HPOM-SLOD: the service tree query has placeholder names and does not run until service_table is set;
+    # Service Load on Demand is unknown unless the site says
+    assert ("middleware_hpom_query_success", (("query", "service_tree"),)) not in samples
+    assert not any(name.startswith("middleware_hpom_service_") for name, _ in samples)
 
 
 def test_query_params_come_from_config(hpom_server, fake_oracledb):
@@ -222,7 +233,7 @@ def test_rejected_login_backs_off_and_does_not_lock_the_account(hpom_server, fak
 def test_a_failing_or_slow_query_marks_only_its_own_metrics(hpom_server, fake_oracledb):
     fixture = yaml.safe_load(fake_oracledb.read_text())
     fixture["queries"][2] = {"match": "opc_act_cust_attrib", "error": "ORA-03113: end-of-file on communication channel"}
-    fixture["queries"][3] = {"match": "opc_hist_messages", "sleep": 5}
+    fixture["queries"][4] = {"match": "opc_hist_messages", "sleep": 5}
     fake_oracledb.write_text(yaml.safe_dump(fixture))
     hpom_server["database"]["query_timeout"] = "1s"
     collector = _collector(hpom_server)
@@ -245,7 +256,7 @@ def test_query_interval_serves_cached_rows_between_runs(hpom_server, fake_oracle
     collector = _collector(hpom_server)
     _collect(collector)
     fixture = yaml.safe_load(fake_oracledb.read_text())
-    fixture["queries"][3]["rows"] = [[1]]
+    fixture["queries"][4]["rows"] = [[1]]
     fixture["queries"][2]["rows"] = [[99, 0, ":cma_limit"]]
     fake_oracledb.write_text(yaml.safe_dump(fixture))
     samples, _ = _collect(collector)
@@ -449,7 +460,8 @@ def test_real_hpom_server():
                              "password_env": "MWE_TEST_HPOM_PASSWORD"}}
     samples, batch = _collect(_collector(settings))
     assert batch.errors.get("database") is None, batch.errors
-    for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages"):
+    for query in ("active_messages", "recent_activity", "custom_message_attributes", "history_messages",
+                  "forwarded_messages"):
         assert _value(samples, "middleware_hpom_query_success", query=query) == 1, batch.errors
 
 
@@ -549,7 +561,9 @@ def test_custom_attribute_table_and_column_are_settings(hpom_server, fake_oracle
     sql = {q.name: " ".join(q.sql.split()) for q in collector.queries.queries}
     assert "SELECT msg_id, COUNT(*) AS cmas FROM site_op.site_cust_attrib GROUP BY msg_id" in sql[
         "custom_message_attributes"]
-    assert "opc_act_cust_attrib" not in " ".join(sql.values()) and "message_number" not in " ".join(sql.values())
+    assert "opc_act_cust_attrib" not in " ".join(sql.values())
+    assert "message_number" not in sql["custom_message_attributes"]
+    assert "m.message_number = f.message_number" in sql["forwarded_messages"]  # another table's column: kept
     samples, batch = _collect(collector)
     assert batch.errors == {}
     assert _value(samples, "middleware_hpom_cma_max_per_message") == 14
@@ -613,3 +627,217 @@ def test_blank_key_is_missing_is_a_query_param(hpom_server, fake_oracledb):
     hpom_server["query_params"] = {"blank_key_is_missing": 0}
     samples, _ = _collect(_collector(hpom_server))
     assert _value(samples, "middleware_hpom_active_messages_without_key", severity="critical") == 0
+
+
+
+# ---- issue 15: MoM forwarding (HPOM-MOM), service trees (HPOM-SLOD), the 8.22 variables -----------------------
+def test_forwmgrq_is_one_of_the_queue_files_read(hpom_server):
+    """The forward manager's queue (ITO Administrator's Reference, Table 9-1: data waiting to be forwarded to
+    other management servers) matches the default queue_pattern: its size and entries are the sync backlog."""
+    del hpom_server["database"]
+    assert re.search(HpomSettings().queue_pattern, "forwmgrq")
+    samples, _ = _collect(_collector(hpom_server))
+    assert _value(samples, "middleware_hpom_queue_size_bytes", queue="forwmgrq") == QUEUES["forwmgrq"]
+    assert _value(samples, "middleware_hpom_queue_entries", queue="forwmgrq") == QUEUES["forwmgrq"] // 512
+
+
+def _forwarded_counts(now: int, rows_act: list, rows_hist: list, rows_fwd: list, nodes: list) -> dict:
+    """Run the shipped forwarded_messages query, translated to SQLite, on the given rows; `now` replaces the
+    current epoch second Oracle computes."""
+    import sqlite3
+
+    sqlglot = pytest.importorskip("sqlglot")
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    query = next(q for q in load_queries(SHIPPED_QUERIES) if q.name == "forwarded_messages")
+    now_sql = "(CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS DATE) - DATE '1970-01-01') * 86400"
+    assert query.sql.count(now_sql) == 2
+    sql = sqlglot.transpile(query.sql.replace(now_sql, ":now"), read="oracle", write="sqlite")[0]
+    db = sqlite3.connect(":memory:")
+    db.execute("ATTACH DATABASE ':memory:' AS opc_op")
+    db.execute("CREATE TABLE opc_op.opc_act_messages (message_number TEXT, ackn_flag INTEGER, ackn_time INTEGER)")
+    db.execute("CREATE TABLE opc_op.opc_hist_messages (message_number TEXT, ackn_time INTEGER)")
+    db.execute("CREATE TABLE opc_op.opc_forward_msgs (message_number TEXT, target_manager_id TEXT)")
+    db.execute("CREATE TABLE opc_op.opc_node_names (node_id TEXT, node_name TEXT)")
+    db.executemany("INSERT INTO opc_op.opc_act_messages VALUES (?, ?, ?)", rows_act)
+    db.executemany("INSERT INTO opc_op.opc_hist_messages VALUES (?, ?)", rows_hist)
+    db.executemany("INSERT INTO opc_op.opc_forward_msgs VALUES (?, ?)", rows_fwd)
+    db.executemany("INSERT INTO opc_op.opc_node_names VALUES (?, ?)", nodes)
+    result = db.execute(sql, {"now": now, "window_seconds": 60}).fetchall()
+    return {target: (active, acked) for target, active, acked in result}
+
+
+def test_forwarded_messages_count_active_and_recent_acknowledgements_per_target():
+    now = 1_763_000_000
+    act = [("m1", 0, None), ("m2", 1, now - 10), ("m3", 1, now - 600), ("m4", 0, None), ("m9", 0, None)]
+    hist = [("m5", now - 30), ("m6", now - 3600)]  # acknowledged and moved to history: recent / old
+    fwd = [("m1", "id-central"), ("m2", "id-central"), ("m3", "id-central"), ("m5", "id-central"),
+           ("m6", "id-central"), ("m4", "id-backup"), ("m2", "id-backup"), ("m7", "id-unknown")]
+    nodes = [("id-central", "central.example.com"), ("id-backup", "backup.example.com")]
+    counts = _forwarded_counts(now, act, hist, fwd, nodes)
+    assert counts == {
+        "central.example.com": (1, 2),  # m1 active; m2 (active, marked) and m5 (history) acknowledged in 60 s
+        "backup.example.com": (1, 1),   # m4 active; m2 forwarded to both targets counts for each
+        "id-unknown": (0, 0),           # a target not in opc_node_names keeps its id; m7 is in neither table
+    }
+    assert "m9" not in str(counts)  # not forwarded: not counted
+
+
+@pytest.fixture
+def sqltypes():
+    """The fake driver's type checker, loaded by path (``oracledb`` stays whatever the test installed)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fake_sqltypes", REPO / "tests/fakes/oracledb/sqltypes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_fake_database_knows_the_forwarding_and_node_tables(sqltypes):
+    """Their columns are declared (tests/fakes/oracledb/schema.yaml), so a forwarding query that compares the
+    epoch-second ackn_time of a forwarded history message with a DATE fails as on a real database."""
+    assert sqltypes.schema()["opc_forward_msgs"] == {"message_number": "CHAR", "target_manager_id": "CHAR"}
+    assert sqltypes.schema()["opc_node_names"] == {"node_id": "CHAR", "node_name": "CHAR"}
+    with pytest.raises(sqltypes.TypeMismatch, match="ORA-00932"):
+        sqltypes.check("SELECT COUNT(*) FROM opc_op.opc_forward_msgs f JOIN opc_op.opc_hist_messages h "
+                       "ON h.message_number = f.message_number WHERE h.ackn_time >= SYSDATE - 1 / 1440")
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    for query in load_queries(SHIPPED_QUERIES):
+        sqltypes.check(query.sql, dict(query.params))
+
+
+def test_service_tree_depth_from_the_site_table(hpom_server, fake_oracledb):
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["queries"][-1]["match"] = "site_op.svc_links"
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    hpom_server.update(service_table="site_op.svc_links", service_parent_column="up_id",
+                       service_child_column="down_id")
+    collector = _collector(hpom_server)
+    sql = " ".join(next(q for q in collector.queries.queries if q.name == "service_tree").sql.split())
+    assert "FROM site_op.svc_links WHERE up_id IS NOT NULL AND down_id IS NOT NULL" in sql
+    assert "hpom_service_relations" not in sql and "parent_service" not in sql
+    samples, batch = _collect(collector)
+    assert batch.errors == {}
+    assert _value(samples, "middleware_hpom_service_tree_depth") == 7
+    assert _value(samples, "middleware_hpom_service_tree_relations") == 3279
+    assert _value(samples, "middleware_hpom_query_success", query="service_tree") == 1
+
+
+def test_a_sites_queries_file_runs_its_own_service_tree_query(hpom_server, fake_oracledb, tmp_path):
+    path = tmp_path / "site-queries.yaml"
+    path.write_text(SHIPPED_QUERIES.read_text())
+    hpom_server["queries_file"] = str(path)
+    samples, batch = _collect(_collector(hpom_server))
+    assert batch.errors == {}
+    assert _value(samples, "middleware_hpom_service_tree_depth") == 7
+
+
+@pytest.mark.parametrize("answer, error", [
+    ({"error": "ORA-00942: table or view does not exist"}, "ORA-00942"),
+    ({"sleep": 5}, "timed out after 1s"),
+    ({"columns": ["DEPTH", "RELATIONS"], "rows": [["deep", 3]]}, "is not a number"),
+    ({"columns": ["LEVELS"], "rows": [[7]]}, "not in the result"),
+])
+def test_a_failing_hanging_or_garbled_service_tree_query_marks_only_itself(hpom_server, fake_oracledb, answer,
+                                                                           error):
+    fixture = yaml.safe_load(fake_oracledb.read_text())
+    fixture["queries"][-1] = {"match": "site_op.svc_links", **answer}
+    fake_oracledb.write_text(yaml.safe_dump(fixture))
+    hpom_server.update(service_table="site_op.svc_links")
+    hpom_server["database"]["query_timeout"] = "1s"
+    collector = _collector(hpom_server)
+    collector.queries.queries[-1] = collector.queries.queries[-1].model_copy(update={"timeout": 1.0})
+    samples, batch = _collect(collector)
+    assert _value(samples, "middleware_hpom_query_success", query="service_tree") == 0
+    assert error in batch.errors["database:service_tree"]
+    assert ("middleware_hpom_service_tree_depth", ()) not in samples
+    assert _value(samples, "middleware_hpom_source_success", source="database") == 1
+    assert _value(samples, "middleware_hpom_query_success", query="forwarded_messages") == 1
+    assert _value(samples, "middleware_hpom_active_messages", severity="major") == 30000
+    assert "Sup3r-S3cret-pw" not in repr(batch.errors)
+
+
+def _slod(samples: dict) -> float | None:
+    return samples.get(("middleware_hpom_service_load_on_demand", ()))
+
+
+def test_service_load_on_demand_declared_by_the_site(hpom_server):
+    del hpom_server["database"]
+    assert _slod(_collect(_collector(hpom_server))[0]) is None  # unknown
+    for declared, expected in ((True, 1), (False, 0)):
+        hpom_server["service_load_on_demand"] = declared
+        assert _slod(_collect(_collector(hpom_server))[0]) == expected
+
+
+@pytest.mark.parametrize("line, declared, expected", [
+    ("OPC_SITE_SLOD=TRUE", None, 1),
+    ("OPC_SITE_SLOD=yes", False, 1),   # the variable wins over the declaration
+    ("OPC_SITE_SLOD=FALSE", True, 0),
+    ("OPC_OTHER=1", True, 1),          # the variable unset: the declaration
+    ("OPC_OTHER=1", None, None),       # neither: unknown
+])
+def test_service_load_on_demand_from_a_server_variable(hpom_server, tmp_path, line, declared, expected):
+    del hpom_server["database"]
+    hpom_server["ovconfget"] = _script(tmp_path / "bin" / "ovconfget",
+                                       f"echo OPCMSGM_USE_GUI_THREAD=TRUE\necho {line}\n")
+    hpom_server.update(service_load_on_demand_variable="OPC_SITE_SLOD", service_load_on_demand=declared)
+    samples, batch = _collect(_collector(hpom_server))
+    assert batch.errors == {}
+    assert _slod(samples) == expected
+    info = {dict(labels)["variable"] for (name, labels), _ in samples.items()
+            if name == "middleware_hpom_server_variable_info"}
+    assert "OPC_SITE_SLOD" in info  # exposed like the site's other extra variables
+
+
+def test_service_load_on_demand_is_unknown_while_ovconfget_fails(hpom_server, tmp_path):
+    del hpom_server["database"]
+    hpom_server["ovconfget"] = _script(tmp_path / "bin" / "ovconfget", "sleep 30\n")
+    hpom_server.update(service_load_on_demand_variable="OPC_SITE_SLOD", service_load_on_demand=True)
+    samples, batch = _collect(_collector(hpom_server))
+    assert "timed out" in batch.errors["ovconfget"]
+    assert _slod(samples) is None  # not the declaration: the variable is what the site said to read
+
+
+@pytest.mark.parametrize("version, values, judged", [
+    # the 8.22 variables (footnote 4) are not judged on an older server...
+    ("8.21", {"OPCMSGM_USE_GUI_THREAD": "TRUE"}, {"OPCUIWWW_BULK_MODE": None, "OPCUIWWW_NEW_MSG_NO_DB": None}),
+    # ...and judged from 8.22 on, or when the version is not known
+    ("8.22", {"OPCMSGM_USE_GUI_THREAD": "TRUE"}, {"OPCUIWWW_BULK_MODE": False, "OPCUIWWW_NEW_MSG_NO_DB": False}),
+    (None, {"OPCUIWWW_BULK_MODE": "TRUE"}, {"OPCUIWWW_BULK_MODE": True, "OPCUIWWW_NEW_MSG_NO_DB": False}),
+    # NEW_MSG_NO_DB=TRUE needs OPCMSGM_USE_GUI_THREAD=NO_RPC
+    ("8.30", {"OPCMSGM_USE_GUI_THREAD": "TRUE", "OPCUIWWW_NEW_MSG_NO_DB": "TRUE"},
+     {"OPCUIWWW_NEW_MSG_NO_DB": False, "OPCMSGM_USE_GUI_THREAD": True}),
+    ("08.30.040", {"OPCMSGM_USE_GUI_THREAD": "no_rpc", "OPCUIWWW_NEW_MSG_NO_DB": "true"},
+     {"OPCUIWWW_NEW_MSG_NO_DB": True, "OPCMSGM_USE_GUI_THREAD": True}),
+    ("8.30", {"OPCMSGM_USE_GUI_THREAD": "NO_RPC", "OPCUIWWW_NEW_MSG_NO_DB": "FALSE"},
+     {"OPCUIWWW_NEW_MSG_NO_DB": False}),
+    # the older variables are judged whatever the version
+    ("8.10", {}, {"OPCMSGM_USE_GUI_THREAD": False, "OPC_DIRECT_ACKN_LIMIT": False}),
+])
+def test_the_822_variables_follow_footnote_4(version, values, judged):
+    from exporter.systems.hpom.checks import VARIABLES, evaluate
+
+    readings = {r.variable.name: r.follows_guide for r in evaluate(VARIABLES, values, version)}
+    for name, expected in judged.items():
+        assert readings[name] is expected, (name, readings[name])
+
+
+def test_server_version_reaches_the_variable_check(hpom_server, tmp_path):
+    del hpom_server["database"]
+    hpom_server["server_version"] = "8.21"
+    samples, _ = _collect(_collector(hpom_server))
+    follows = {dict(labels)["variable"] for (name, labels), _ in samples.items()
+               if name == "middleware_hpom_server_variable_follows_guide"}
+    assert "OPCUIWWW_BULK_MODE" not in follows and "OPCUIWWW_NEW_MSG_NO_DB" not in follows
+    assert "OPCMSGM_USE_GUI_THREAD" in follows
+
+
+@pytest.mark.parametrize("key, value", [
+    ("service_table", "svc links"), ("service_table", "a.b.c"), ("service_parent_column", "up-id"),
+    ("service_child_column", ""), ("service_load_on_demand_variable", "OPC SLOD"), ("server_version", "8.2x"),
+])
+def test_service_and_version_settings_are_checked(key, value):
+    with pytest.raises(ValueError, match=key):
+        HpomSettings.model_validate({key: value})

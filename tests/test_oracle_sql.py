@@ -55,7 +55,11 @@ OPC_TABLES = {
                                 "node_id", "message_group", "application", "object"},
     "opc_op.opc_act_cust_attrib": {"message_number", "name", "value"},
     "opc_op.opc_hist_messages": {"message_number", "severity", "receiving_time", "ackn_time"},
+    "opc_op.opc_forward_msgs": {"message_number", "target_manager_id"},
+    "opc_op.opc_node_names": {"node_id", "node_name"},
+    "opc_op.hpom_service_relations": {"parent_service", "child_service"},  # placeholder names (HPOM-SLOD)
 }
+PSEUDO_COLUMNS = {"level", "rownum"}  # Oracle pseudocolumns (hierarchical queries, row numbers)
 KNOWN = {**V_VIEWS, **OPC_TABLES}
 
 
@@ -103,7 +107,7 @@ def problems(sql: str) -> list[str]:
                     found.append(f"column {column.sql()} refers to an unknown alias")
                 elif cname not in cols:
                     found.append(f"{cname} is not a documented column of {column.table}")
-            elif not any(cname in cols for cols in tables.values()) and cname not in aliases:
+            elif not any(cname in cols for cols in tables.values()) and cname not in aliases | PSEUDO_COLUMNS:
                 found.append(f"{cname} is not a documented column of {sorted(tables)}")
     return found
 

@@ -27,6 +27,14 @@ def _number(value: str) -> float | None:
         return None
 
 
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    """``8.22`` -> (8, 22); ``08.30.040`` -> (8, 30, 40); None for text that is not a dotted version."""
+    parts = text.strip().split(".")
+    if not parts or not all(part.isdigit() for part in parts):
+        return None
+    return tuple(int(part) for part in parts)
+
+
 @dataclass(frozen=True)
 class Variable:
     """A server configuration variable and what the guide says of it."""
@@ -35,6 +43,8 @@ class Variable:
     default: str | None  # the documented default when unset; None when the guide gives none
     follows_guide: Callable[[str], bool] | None  # None: the guide makes no recommendation
     guide: str
+    since: str | None = None  # the HPOM version that introduced it: older servers are not judged on it
+    needs: tuple[str, str] | None = None  # (variable, value) that must hold for this value to work
 
 
 # HP Operations Manager for UNIX 8.21/8.30 Performance Guide, Management Server Configuration Variables, Table 1
@@ -49,10 +59,15 @@ VARIABLES = (
              "1000 or more: history download 367 -> 518 msg/s (Table 1; Table 27)"),
     Variable("OPC_CREATE_AUTO_KEYS", "TRUE", lambda v: v.upper() in ("TRUE", "YES", "1"),
              "on (the default from 8.31): duplicate suppression without keys falls to 28-137 msg/s (Tables 12-13)"),
+    # Footnotes 1 and 4 of Test: Varying the Number of Active Java GUIs: 8.22 adds OPCUIWWW_BULK_MODE = TRUE and
+    # OPCUIWWW_NEW_MSG_NO_DB = TRUE, the latter only with OPCMSGM_USE_GUI_THREAD = NO_RPC.  The guide gives no
+    # default for either; both are new switches, read here as off (FALSE) while unset.
     Variable("OPCUIWWW_BULK_MODE", "FALSE", lambda v: v.upper() == "TRUE",
-             "TRUE from 8.22 (footnote 4; the guide expects a gain but did not test it)"),
+             "TRUE from 8.22 (footnotes 1 and 4; the guide expects a gain but did not test it)", since="8.22"),
     Variable("OPC_ACK_MOVE_INTERVAL", None, None, "no recommendation; the acknowledgement tests set 0"),
-    Variable("OPCUIWWW_NEW_MSG_NO_DB", None, None, "TRUE needs OPCMSGM_USE_GUI_THREAD=NO_RPC (footnote 4)"),
+    Variable("OPCUIWWW_NEW_MSG_NO_DB", "FALSE", lambda v: v.upper() == "TRUE",
+             "TRUE from 8.22, together with OPCMSGM_USE_GUI_THREAD=NO_RPC, its prerequisite (footnote 4; not "
+             "tested by the guide)", since="8.22", needs=("OPCMSGM_USE_GUI_THREAD", "NO_RPC")),
 )
 
 
@@ -73,8 +88,20 @@ class Reading:
     follows_guide: bool | None  # None when the guide recommends nothing or the variable is unset
 
 
-def evaluate(variables: tuple[Variable, ...], values: dict[str, str]) -> list[Reading]:
-    """Judge each variable against the guide, from ``ovconfget`` values (an unset variable has its default)."""
+def _current(variables: tuple[Variable, ...], values: dict[str, str], name: str) -> str:
+    """A variable's value as the server has it: set, else its documented default, else empty."""
+    if name in values:
+        return values[name]
+    return next((v.default or "" for v in variables if v.name == name), "")
+
+
+def evaluate(variables: tuple[Variable, ...], values: dict[str, str], version: str | None = None) -> list[Reading]:
+    """Judge each variable against the guide, from ``ovconfget`` values (an unset variable has its default).
+
+    A variable introduced after ``version`` (the server's HPOM version, when the site states it) is not judged:
+    the server cannot have it.  A value that needs another variable's value (OPCUIWWW_NEW_MSG_NO_DB=TRUE needs
+    OPCMSGM_USE_GUI_THREAD=NO_RPC) follows the guide only with it."""
+    known = version_tuple(version) if version else None
     readings = []
     for var in variables:
         if var.name in values:
@@ -84,6 +111,11 @@ def evaluate(variables: tuple[Variable, ...], values: dict[str, str]) -> list[Re
         else:
             value, origin = "", "unset"
         follows = None if var.follows_guide is None or origin == "unset" else var.follows_guide(value)
+        if follows is not None and var.since and known is not None and known < (version_tuple(var.since) or ()):
+            follows = None  # older than the variable: nothing to advise
+        if follows and var.needs:
+            other, wanted = var.needs
+            follows = _current(variables, values, other).strip().upper() == wanted
         readings.append(Reading(var, value, origin, _number(value), follows))
     return readings
 
@@ -100,7 +132,8 @@ QUERY_CHECKS: dict[str, tuple[str, ...]] = {
     "HPOM-THROUGHPUT (dashboard: messages received per second)": ("middleware_hpom_window_received_messages",
                                                                   "middleware_hpom_window_seconds"),
     "HPOM-HISTDL (dashboard: history messages and download rate)": ("middleware_hpom_history_messages",),
-    "HPOM-MOM (dashboard: MoM acknowledgement sync estimate)": ("middleware_hpom_window_acknowledged_messages",),
+    "HPOM-MOM (recording rule and dashboard: MoM acknowledgement sync estimate)": (
+        "middleware_hpom_forwarded_window_acknowledged_messages", "middleware_hpom_forwarded_active_messages"),
 }
 
 

@@ -40,6 +40,13 @@ DEFAULT_EXPECTED_STOPPED = ("ttd", "perfalarm", "perfd")
 # (tests/fixtures/real/hpom/SOURCE.md); no DDL confirms them, hence the settings cma_table / cma_message_column.
 DEFAULT_CMA_TABLE = "opc_op.opc_act_cust_attrib"
 DEFAULT_CMA_COLUMN = "message_number"
+# No public source shows where HPOM keeps its service relations (HPOM-SLOD): the service_tree query of
+# queries.yaml reads these placeholder names, and runs only when service_table names the real table.
+SERVICE_TREE_QUERY = "service_tree"
+PLACEHOLDER_SERVICE_TABLE = "opc_op.hpom_service_relations"
+PLACEHOLDER_SERVICE_PARENT = "parent_service"
+PLACEHOLDER_SERVICE_CHILD = "child_service"
+_TRUE_WORDS = frozenset({"TRUE", "YES", "ON", "1", "ENABLED"})
 _IDENTIFIER = r"[A-Za-z][A-Za-z0-9_$#]*"
 _TABLE_NAME = re.compile(rf"(?:{_IDENTIFIER}\.)?{_IDENTIFIER}", re.ASCII)
 _COLUMN_NAME = re.compile(_IDENTIFIER, re.ASCII)
@@ -81,6 +88,21 @@ class HpomSettings(CollectorSettings):
     cma_message_column: str = Field(DEFAULT_CMA_COLUMN,
                                     description="That table's message id column; replaces it in the queries that "
                                                 "read the table.")
+    service_table: str | None = Field(
+        None, description="Table or view of service parent-child relations ([schema.]table) for the service tree "
+                          "depth (HPOM-SLOD); not public, so no default: null skips the built-in service_tree query.")
+    service_parent_column: str = Field(PLACEHOLDER_SERVICE_PARENT,
+                                       description="The parent service column of service_table.")
+    service_child_column: str = Field(PLACEHOLDER_SERVICE_CHILD,
+                                      description="The child service column of service_table.")
+    service_load_on_demand: bool | None = Field(
+        None, description="Whether Service Load on Demand is on (HPOM-SLOD), as the site knows it; null: unknown.")
+    service_load_on_demand_variable: str | None = Field(
+        None, description="An `ovconfget -ovrg server opc` variable whose value TRUE/YES/ON/1 means Service Load on "
+                          "Demand is on (the switch is not public); read instead of service_load_on_demand.")
+    server_version: str | None = Field(
+        None, description="HPOM version of this server (e.g. 8.30): variables introduced later (the 8.22 ones) are "
+                          "not judged; null: judged.")
 
     @field_validator("cma_table")
     @classmethod
@@ -94,6 +116,36 @@ class HpomSettings(CollectorSettings):
     def _cma_column(cls, value: str) -> str:
         if not _COLUMN_NAME.fullmatch(value):
             raise ValueError("must be a column name, e.g. message_number")
+        return value
+
+    @field_validator("service_table")
+    @classmethod
+    def _service_table(cls, value: str | None) -> str | None:
+        if value is not None and not _TABLE_NAME.fullmatch(value):
+            raise ValueError("must be a table name, [schema.]table, e.g. opc_op.site_service_links")
+        return value
+
+    @field_validator("service_parent_column", "service_child_column")
+    @classmethod
+    def _service_column(cls, value: str) -> str:
+        if not _COLUMN_NAME.fullmatch(value):
+            raise ValueError("must be a column name, e.g. parent_service")
+        return value
+
+    @field_validator("service_load_on_demand_variable")
+    @classmethod
+    def _slod_variable(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError("must be a variable name, e.g. OPC_SITE_SLOD")
+        return value
+
+    @field_validator("server_version")
+    @classmethod
+    def _server_version(cls, value: str | None) -> str | None:
+        from .checks import version_tuple
+
+        if value is not None and version_tuple(value) is None:
+            raise ValueError("must be a dotted version, e.g. 8.30")
         return value
 
     @field_validator("expected_stopped", "ignore_processes")
@@ -161,6 +213,10 @@ MSI_PROGRAMS_RUNNING = MetricSpec(f"{P}_msi_programs_running", "gauge",
                                   "HPOM-MSI: more than 5 slow processing")
 DATABASE_UP = MetricSpec(f"{P}_database_up", "gauge",
                          "1 if a session to the HPOM database could be had in the last attempt.")
+SERVICE_LOAD_ON_DEMAND = MetricSpec(f"{P}_service_load_on_demand", "gauge",
+                                    "1 if Service Load on Demand is on, 0 if off (from service_load_on_demand_"
+                                    "variable, else the service_load_on_demand setting; absent when unknown).", (),
+                                    "HPOM-SLOD: deep service trees need it")
 DATABASE_BACKOFF = MetricSpec(f"{P}_database_backoff_seconds", "gauge",
                               "Seconds until the next connection attempt after a failure (a rejected login waits "
                               "longer so as not to lock the account).")
@@ -171,7 +227,7 @@ BASE_SPECS = [
     *SOURCE_METRICS.specs(),
     QUEUE_SIZE, QUEUE_MODIFIED, QUEUE_ENTRIES, GUI_DISPLAY_QUEUES, SERVER_PROCESS_UP,
     VARIABLE_INFO, VARIABLE_VALUE, VARIABLE_FOLLOWS_GUIDE, MSI_PROGRAM_PROCESSES, MSI_PROGRAMS_RUNNING,
-    DATABASE_UP, DATABASE_BACKOFF,
+    SERVICE_LOAD_ON_DEMAND, DATABASE_UP, DATABASE_BACKOFF,
 ]
 
 
@@ -184,7 +240,8 @@ class HpomCollector(Collector):
         super().__init__(settings, context)
         self.settings: HpomSettings = settings
         self._queue_re = re.compile(settings.queue_pattern)
-        self.variables = watched(settings.variables)
+        slod_variable = settings.service_load_on_demand_variable
+        self.variables = watched(settings.variables + ([slod_variable] if slod_variable else []))
         self._expected_stopped = frozenset(settings.expected_stopped)
         self._ignored = frozenset(settings.ignore_processes)
         self.client: OracleClient | None = None
@@ -198,7 +255,13 @@ class HpomCollector(Collector):
             else:
                 with resources.as_file(resources.files(__package__) / "queries.yaml") as path:
                     queries = load_queries(path)
+                if settings.service_table is None:  # placeholder names: run only where the site names the table
+                    queries = [q for q in queries if q.name != SERVICE_TREE_QUERY]
             queries = cma_names(queries, settings.cma_table, settings.cma_message_column)
+            if settings.service_table is not None:
+                queries = rename_table(queries, PLACEHOLDER_SERVICE_TABLE, settings.service_table,
+                                       {PLACEHOLDER_SERVICE_PARENT: settings.service_parent_column,
+                                        PLACEHOLDER_SERVICE_CHILD: settings.service_child_column})
             self.queries = QueryRunner(queries, prefix=f"{P}_query", params=settings.query_params,
                                        allowed_prefix=f"{P}_")
             self.client = OracleClient("hpom", settings.database)
@@ -249,6 +312,8 @@ class HpomCollector(Collector):
         run_source(batch, SOURCE_METRICS, "ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch))
         run_source(batch, SOURCE_METRICS, "msi", bool(s.msi_programs), lambda: self._msi(batch))
         run_source(batch, SOURCE_METRICS, "database", self.client is not None, lambda: self._database(batch))
+        if s.service_load_on_demand_variable is None and s.service_load_on_demand is not None:
+            SERVICE_LOAD_ON_DEMAND.add(batch, 1 if s.service_load_on_demand else 0)
 
     def _queues(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
         from .parse import display_queues
@@ -327,9 +392,12 @@ class HpomCollector(Collector):
         problems = ovconfget_problems(result.stdout) + error_lines(result.stderr)
         if problems or not values:
             raise CommandError(_ovconfget_failure(result, problems))
-        readings = evaluate(self.variables, values)
+        readings = evaluate(self.variables, values, self.settings.server_version)
+        slod = self._load_on_demand(values)
 
         def emit() -> None:
+            if slod is not None:
+                SERVICE_LOAD_ON_DEMAND.add(batch, slod)
             for r in readings:
                 name = r.variable.name
                 VARIABLE_INFO.add_info(batch, {"value": r.value, "origin": r.origin, "guide": r.variable.guide},
@@ -339,6 +407,17 @@ class HpomCollector(Collector):
                 if r.follows_guide is not None:
                     VARIABLE_FOLLOWS_GUIDE.add(batch, 1 if r.follows_guide else 0, variable=name)
         return emit
+
+    def _load_on_demand(self, values: dict[str, str]) -> int | None:
+        """Service Load on Demand from the site's variable (set: TRUE/YES/ON/1/ENABLED is on), else the declared
+        setting; None when neither says (or no variable is configured: collect() emits the setting then)."""
+        name = self.settings.service_load_on_demand_variable
+        if name is None:
+            return None
+        if name in values:
+            return 1 if values[name].strip().upper() in _TRUE_WORDS else 0
+        declared = self.settings.service_load_on_demand
+        return None if declared is None else int(declared)
 
     def _msi(self, batch: MetricBatch) -> Callable[[], None]:
         wanted = set(self.settings.msi_programs)
@@ -407,12 +486,22 @@ def cma_names(queries: list[QuerySpec], table: str, column: str) -> list[QuerySp
     """
     if (table, column) == (DEFAULT_CMA_TABLE, DEFAULT_CMA_COLUMN):
         return queries
-    table_re = re.compile(r"(?<![\w$#.])" + re.escape(DEFAULT_CMA_TABLE) + r"(?![\w$#])", re.IGNORECASE)
-    column_re = re.compile(r"(?<![\w$#])" + re.escape(DEFAULT_CMA_COLUMN) + r"(?![\w$#])", re.IGNORECASE)
+    return rename_table(queries, DEFAULT_CMA_TABLE, table, {DEFAULT_CMA_COLUMN: column})
+
+
+def rename_table(queries: list[QuerySpec], default: str, table: str, columns: dict[str, str]) -> list[QuerySpec]:
+    """The queries that name the table ``default`` with it renamed to ``table`` and, in those queries only, each
+    column in ``columns`` renamed (whole identifiers only); other queries are returned unchanged."""
+    table_re = re.compile(r"(?<![\w$#.])" + re.escape(default) + r"(?![\w$#])", re.IGNORECASE)
+    lookup = {old.lower(): new for old, new in columns.items()}
+    # one pass for all columns, so that renaming a to b and b to a swaps them
+    column_re = re.compile(r"(?<![\w$#])(?:" + "|".join(map(re.escape, columns)) + r")(?![\w$#])", re.IGNORECASE)
     renamed = []
     for query in queries:
         if table_re.search(query.sql):
-            sql = column_re.sub(column, table_re.sub(table, query.sql))
+            sql = table_re.sub(table, query.sql)
+            if columns:
+                sql = column_re.sub(lambda m: lookup[m.group(0).lower()], sql)
             query = query.model_copy(update={"sql": sql})
         renamed.append(query)
     return renamed
