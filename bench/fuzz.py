@@ -70,6 +70,15 @@ def _dspmq_keeps(alone, mixed) -> bool:
 LINE_BREAKS = dict.fromkeys(map(ord, "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), " ")
 
 
+def _reading_keeps(alone, mixed) -> bool:
+    """Every CPU mode, the scan rate and every device figure of the text alone are still there."""
+    if not set(alone.cpu) <= set(mixed.cpu):
+        return False
+    if alone.page_scan_rate is not None and mixed.page_scan_rate is None:
+        return False
+    return all(set(fig) <= set(mixed.disks.get(dev, {})) for dev, fig in alone.disks.items())
+
+
 def _mqsc_keeps(alone, mixed) -> bool:
     blocks, errors = alone
     mixed_blocks, mixed_errors = mixed
@@ -82,6 +91,7 @@ def _mqsc_keeps(alone, mixed) -> bool:
 def targets() -> dict[str, Target]:
     from exporter.systems.domino import parse as domino
     from exporter.systems.host import parse as host
+    from exporter.systems.host import textparse
     from exporter.systems.hpom import parse as hpom
     from exporter.systems.ibmmq import parse as mq
     from exporter.systems.oracle import parse as oracle
@@ -111,6 +121,11 @@ def targets() -> dict[str, Target]:
         "proc_mounts": Target(oracle.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts"), _sub_list),
         "vhi_cpu_list": Target(vhi.parse_cpu_list, ("host1/proc/*/status",)),
         "vhi_tcp": Target(vhi.parse_tcp, ("host1/proc/*/net/tcp*", "host1/proc/net/tcp*"), _sub_dict),
+        "host_text_sar": Target(textparse.parse_sar, ("real/host_text/*sar*", "host_text/*sar*"), _reading_keeps),
+        "host_text_vmstat": Target(textparse.parse_vmstat, ("real/host_text/*vmstat*", "host_text/*vmstat*"),
+                                   _reading_keeps),
+        "host_text_iostat": Target(textparse.parse_iostat, ("real/host_text/*iostat*", "host_text/*iostat*",
+                                                            "host_text/garbage*"), _reading_keeps),
     }
     return found
 
@@ -184,11 +199,14 @@ def run_one(name: str, runs: int, report: Path, budget_ms: float) -> int:
 
 # ---- the pathological inputs reported before -------------------------------------------------------------
 def pathological() -> list[tuple[str, Callable[[], object]]]:
+    from exporter.systems.host import textparse
     from exporter.systems.hpom import parse as hpom
     from exporter.systems.ibmmq import parse as mq
     from exporter.systems.vhi import parse as vhi
 
     return [
+        ("parse_sar(2,000 stacked headers + 2,000 rows)", lambda: textparse.parse_sar(
+            "00:00:00 %usr %sys %wio %idle\n" * 2000 + "00:00:05 1 2 3 4 5\n" * 2000)),
         ('parse_ovc_status("ovcd" + 1,000 blanks + "x")', lambda: hpom.parse_ovc_status("ovcd" + " " * 1000 + "x")),
         ('parse_ovc_status("ovcd" + 400 blanks + "x")', lambda: hpom.parse_ovc_status("ovcd" + " " * 400 + "x")),
         ('parse_opcsv_status(8,000 blanks)', lambda: hpom.parse_opcsv_status("opcmsgm" + " " * 8000 + "x")),

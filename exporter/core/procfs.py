@@ -26,7 +26,7 @@ def read_text(path: str) -> str:
         return handle.read().decode("utf-8", "replace")
 
 
-BACKENDS = ("auto", "procfs", "psutil")
+BACKENDS = ("auto", "procfs", "psutil", "text")  # text: the host collector's sar/vmstat/iostat back-end
 
 
 def is_linux_procfs(root: str) -> bool:
@@ -41,9 +41,10 @@ def is_linux_procfs(root: str) -> bool:
 
 
 def choose_backend(setting: str, root: str, platform: str | None = None) -> str:
-    """``procfs`` or ``psutil`` for a collector's ``backend`` setting.  ``auto`` keeps /proc on Linux (a wrong
-    ``paths.procfs`` must fail there, not quietly read the exporter's own /proc through psutil) and wherever
-    ``root`` holds a Linux-shaped /proc (a recorded tree); psutil otherwise."""
+    """``procfs``, ``psutil`` or ``text`` for a collector's ``backend`` setting.  ``auto`` keeps /proc on Linux (a
+    wrong ``paths.procfs`` must fail there, not quietly read the exporter's own /proc through psutil) and wherever
+    ``root`` holds a Linux-shaped /proc (a recorded tree); psutil otherwise.  ``text`` (the host collector's
+    sar/vmstat/iostat commands) is only ever chosen explicitly."""
     if setting not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {setting!r}")
     if setting != "auto":

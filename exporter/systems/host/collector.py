@@ -4,7 +4,8 @@ Reads /proc/stat, /proc/meminfo, /proc/vmstat, /proc/diskstats, /proc/net/dev, /
 limits and the sysfs CPU topology, once per run.  Rates, percentages and iostat's derived columns are PromQL over
 these counters (the README maps each column), so nothing here depends on the time between two runs.  Where /proc
 is not Linux's (AIX, Solaris, Windows, macOS, FreeBSD) the same metrics come from psutil (``psutil_backend.py``,
-which also holds the table of what each platform gives).
+which also holds the table of what each platform gives).  ``backend: text`` runs sar, vmstat and iostat instead,
+locally or through ssh, and exports their interval figures as gauges of their own (``textbackend.py``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import re
 import sys
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, choose_backend, read_text
 from ...core.settings import CollectorSettings, Duration, check_regex
+from ...core.sources import check_command_timeout
 from .parse import (
     SECTOR_BYTES,
     parse_diskstats,
@@ -30,6 +32,8 @@ from .parse import (
     parse_net_dev,
     parse_stat,
 )
+from .textbackend import SPECS as TEXT_SPECS
+from .textbackend import TextHost, TextSettings
 
 P = f"{NAMESPACE}_host"
 
@@ -43,15 +47,24 @@ class HostSettings(CollectorSettings):
     disk_exclude: str = Field(DEFAULT_DISK_EXCLUDE,
                               description="Regex of block devices to skip (partitions by default).")
     netdev_exclude: str = Field("", description="Regex of network interfaces to skip (none by default).")
-    backend: Literal["auto", "procfs", "psutil"] = Field(
+    backend: Literal["auto", "procfs", "psutil", "text"] = Field(
         "auto", description="Where the figures come from: `procfs` (Linux's /proc and /sys), `psutil` (other "
-                            "platforms), or `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
-                            "elsewhere); see docs/platforms.md.")
+                            "platforms), `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
+                            "elsewhere), or `text` (sar/vmstat/iostat, locally or through `text.command_prefix`; "
+                            "never chosen by `auto`); see docs/platforms.md.")
+    text: TextSettings = Field(default_factory=TextSettings,
+                               description="The commands of `backend: text` (HP-UX, old Solaris, remote hosts).")
 
     @field_validator("disk_exclude", "netdev_exclude")
     @classmethod
     def _check_regex(cls, value: str) -> str:
         return check_regex(value)
+
+    @model_validator(mode="after")
+    def _text_commands_within_timeout(self) -> "HostSettings":
+        if self.backend == "text":
+            check_command_timeout(self.text.command_timeout, self.timeout)
+        return self
 
 
 def _c(name: str, help_: str, labels: tuple[str, ...] = (), note: str = "") -> MetricSpec:
@@ -184,19 +197,23 @@ class HostCollector(Collector):
         self._disk_exclude = re.compile(settings.disk_exclude) if settings.disk_exclude else None
         self._net_exclude = re.compile(settings.netdev_exclude) if settings.netdev_exclude else None
         self._psutil = None  # the psutil back-end, once chosen
+        self._text = TextHost(settings.text, self._disk_exclude) if settings.backend == "text" else None
 
     @property
     def backend(self) -> str:
-        """``procfs`` or ``psutil``: the back-end this collector reads with."""
+        """``procfs``, ``psutil`` or ``text``: the back-end this collector reads with."""
         return choose_backend(self.settings.backend, self.context.procfs)
 
     def specs(self) -> list[MetricSpec]:
-        return SPECS
+        return SPECS + TEXT_SPECS
 
     def _path(self, *parts: str) -> str:
         return os.path.join(self.context.procfs, *parts)
 
     def collect(self, batch: MetricBatch) -> None:
+        if self._text is not None:
+            self._text.collect(batch)
+            return
         if self._psutil is None and self.backend == "psutil":
             if sys.platform.startswith("linux") and os.path.realpath(self.context.procfs) != "/proc":
                 raise ValueError(f"the psutil back-end reads /proc, not paths.procfs={self.context.procfs}; "
