@@ -25,7 +25,6 @@ SYSTEMS = {"hpom": "Hpom", "oracle": "Oracle", "ibmmq": "Mq", "host": "Host", "v
 RUNBOOK_BASE = "https://github.com/middleware-exporter/middleware-exporter/blob/main/docs/runbooks/"
 # Rows whose last column asks for an alert or advice but that no rule can serve yet, and why.
 NOT_COVERED = {
-    "HPOM-SLOD": "no source for the service tree depth has been identified",
     "ORA-KGL": "the exporter does not read Oracle alert logs",
 }
 
@@ -172,3 +171,39 @@ def test_every_page_starts_its_runbook_with_what_to_do_right_now():
         runbook = (RUNBOOKS / f"{system}.md").read_text()
         section = re.search(rf"^## {rule['alert']}\s*\n(.*?)(?=^## |\Z)", runbook, re.M | re.S)
         assert section and section.group(1).lstrip().startswith("**Right now.**"), rule["alert"]
+
+
+def _recording_rules() -> list[dict]:
+    found = []
+    for path in rule_files():
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            if group["name"].endswith("-thresholds"):
+                continue
+            found.extend(rule for rule in group["rules"] if "record" in rule)
+    return found
+
+
+def _tested_expressions() -> list[str]:
+    exprs = []
+    for path in RULE_TESTS.glob("*.test.yml"):
+        for test in yaml.safe_load(path.read_text()).get("tests", []):
+            exprs.extend(case["expr"] for case in test.get("promql_expr_test", []) or [])
+    return exprs
+
+
+def test_every_guide_row_has_a_tested_rule():
+    """Each row of the documents (alert, advice, dashboard or forecast) is served by an alert or a recording rule
+    carrying its guide_row, and that rule is tested: alerts by boundary cases (test_every_alert_has_boundary_tests),
+    recording rules by a promql_expr_test that evaluates them."""
+    rows = set(guide_rows())
+    alerted = {rule["labels"]["guide_row"] for _, rule in alerts()}
+    recorded = {rule.get("labels", {}).get("guide_row") for rule in _recording_rules()}
+    missing = rows - alerted - recorded - set(NOT_COVERED)
+    assert not missing, f"rows without a rule: {sorted(missing)}"
+    tested = _tested_expressions()
+    for rule in _recording_rules():
+        if rule.get("labels", {}).get("guide_row", "none") == "none":
+            continue
+        name = rule["record"]
+        assert any(re.search(rf"(?<![\w:]){re.escape(name)}(?![\w:])", expr) for expr in tested), \
+            f"{name}: no promql_expr_test evaluates it"
