@@ -149,7 +149,8 @@ def collect(collector) -> tuple[dict, Any]:
     """Run a collector once, as the scheduler does; samples keyed by (name, sorted label items)."""
     from exporter.core.metrics import MetricBatch
 
-    batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series)
+    batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series,
+                        const_labels=collector.const_labels())
     collector.collect(batch)
     samples = {}
     for family in batch.families():

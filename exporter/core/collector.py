@@ -49,5 +49,9 @@ class Collector:
     def collect(self, batch: MetricBatch) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def const_labels(self) -> dict[str, str]:
+        """Labels added to every series of this collector (``target`` of a collector watching another host)."""
+        return {}
+
     def close(self) -> None:
         """Release connections or other resources (called at shutdown)."""

@@ -106,8 +106,14 @@ class _Family:
 class MetricBatch:
     """Samples from one collection of one collector, checked against its declarations."""
 
-    def __init__(self, specs: Iterable[MetricSpec], max_series: int = 0) -> None:
+    def __init__(self, specs: Iterable[MetricSpec], max_series: int = 0,
+                 const_labels: dict[str, str] | None = None) -> None:
         self._specs = {spec.name: spec for spec in specs}
+        # Labels added to every series of the batch (a collector's `target`), unless a metric declares its own.
+        self._const = {k: v for k, v in (const_labels or {}).items() if v}
+        for name in self._const:
+            if not LABEL_NAME_RE.match(name):
+                raise InvalidSample(f"invalid constant label name {name!r}")
         self._families: dict[str, _Family] = {}
         self._max_series = max_series
         self._count = 0
@@ -122,7 +128,7 @@ class MetricBatch:
         spec = self._specs.get(name)
         if spec is None:
             raise InvalidSample(f"metric {name!r} is not declared by this collector")
-        labels = list(spec.labels)
+        labels = list(spec.labels) + [k for k in self._const if k not in spec.labels]
         if spec.type == "counter":
             metric: Metric = CounterMetricFamily(spec.family_name, spec.help, labels=labels)
         elif spec.type == "info":
@@ -170,7 +176,7 @@ class MetricBatch:
         key = self._label_values(fam.spec, labels)
         number = _as_float(fam.spec, value)
         self._count_series(fam, key)
-        fam.metric.add_metric(list(key), number)
+        fam.metric.add_metric(list(key) + self._const_values(fam.spec), number)
 
     def add_info(self, name: str, info: dict[str, object], /, **labels: object) -> None:
         fam = self._family(name)
@@ -183,7 +189,10 @@ class MetricBatch:
                 raise InvalidSample(f"{name}: invalid info label {k!r}")
             clean[k] = "" if v is None else str(v)
         self._count_series(fam, key + tuple(sorted(clean.items())))  # type: ignore[arg-type]
-        fam.metric.add_metric(list(key), clean)
+        fam.metric.add_metric(list(key) + self._const_values(fam.spec), clean)
+
+    def _const_values(self, spec: MetricSpec) -> list[str]:
+        return [v for k, v in self._const.items() if k not in spec.labels]
 
     @property
     def series(self) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable
 from fnmatch import translate
 
@@ -24,6 +23,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.remote import RemoteCommands, prefixed, program_available, target_labels
 from ...core.runner import CommandError, run_command
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
@@ -58,7 +58,7 @@ def _globs(patterns: list[str]) -> re.Pattern[str]:
     return re.compile("|".join(translate(p) for p in patterns) or r"(?!)", re.IGNORECASE)
 
 
-class DominoSettings(CollectorSettings):
+class DominoSettings(CollectorSettings, RemoteCommands):
     enabled: bool = Field(False, description="Run this collector (on a Domino server).")
     interval: Duration = Field(60.0, description="Seconds between collections.")
     timeout: Duration = Field(30.0, description="Seconds before a collection counts as failed.")
@@ -194,14 +194,11 @@ class DominoCollector(Collector):
         return list(SPECS)
 
     # ---- helpers -----------------------------------------------------------------------------------------
-    @staticmethod
-    def _available(argv: list[str] | None) -> bool:
-        if not argv:
-            return False
-        program = argv[0]
-        if "/" in program:
-            return os.path.isfile(program) and os.access(program, os.X_OK)
-        return shutil.which(program) is not None
+    def _available(self, argv: list[str] | None) -> bool:
+        return bool(argv) and program_available(self.settings.command_prefix, argv[0])
+
+    def const_labels(self) -> dict[str, str]:
+        return target_labels(self.settings)
 
     def _wanted(self, name: str) -> bool:
         return bool(self._include.fullmatch(name)) and not self._exclude.fullmatch(name)
@@ -214,7 +211,7 @@ class DominoCollector(Collector):
 
     def _run(self, argv: list[str]) -> tuple[bytes, int, str]:
         """The raw output (the parser decodes it line by line: UTF-8, else Windows-1252), exit status, first line."""
-        result = run_command(argv, timeout=self.settings.command_timeout)
+        result = run_command(prefixed(self.settings.command_prefix, argv), timeout=self.settings.command_timeout)
         first = (result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or [""])[0][:200]
         return result.stdout_bytes, result.returncode, first
 

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from ...core.collector import Collector, Context
 from ...core.deadline import BoundedCall, Overdue
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.remote import RemoteCommands, prefixed, program_available, target_labels
 from ...core.runner import CommandError, CommandResult, run_command
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
@@ -52,7 +53,7 @@ _TABLE_NAME = re.compile(rf"(?:{_IDENTIFIER}\.)?{_IDENTIFIER}", re.ASCII)
 _COLUMN_NAME = re.compile(_IDENTIFIER, re.ASCII)
 
 
-class HpomSettings(CollectorSettings):
+class HpomSettings(CollectorSettings, RemoteCommands):
     enabled: bool = Field(False, description="Run this collector (on an HPOM management server).")
     interval: Duration = Field(30.0, description="Seconds between collections.")
     timeout: Duration = Field(25.0, description="Seconds before a collection counts as failed.")
@@ -281,12 +282,15 @@ class HpomCollector(Collector):
         return specs
 
     # ---- helpers -----------------------------------------------------------------------------------------
-    @staticmethod
-    def _executable(path: str | None) -> bool:
-        return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+    def _executable(self, path: str | None) -> bool:
+        return program_available(self.settings.command_prefix, path)
+
+    def const_labels(self) -> dict[str, str]:
+        return target_labels(self.settings)
 
     def _command(self, argv: list[str]) -> CommandResult:
-        result = run_command(argv, timeout=self.settings.command_timeout, env=_command_env())
+        result = run_command(prefixed(self.settings.command_prefix, argv), timeout=self.settings.command_timeout,
+                             env=_command_env())
         if result.returncode != 0 and not result.stdout.strip():
             first = (result.stderr.strip().splitlines() or [""])[0][:200]
             raise CommandError(f"{os.path.basename(argv[0])}: exit status {result.returncode}: {first}")

@@ -50,6 +50,10 @@ class QueueManagerEntry(PasswordSettings):
     # runmqsc
     runmqsc: str = Field("/opt/mqm/bin/runmqsc", description="runmqsc: the runmqsc binary.")
     dspmq: str = Field("/opt/mqm/bin/dspmq", description="runmqsc: the dspmq binary.")
+    command_prefix: list[str] = Field(
+        default_factory=list,
+        description="runmqsc: put in front of dspmq and runmqsc, e.g. [ssh, -o, BatchMode=yes, mqhost1], to read "
+                    "a queue manager on another host (its `qmgr` label identifies it; docs/deploy-server.md).")
 
     @model_validator(mode="after")
     def _backend_settings(self) -> QueueManagerEntry:
@@ -155,7 +159,8 @@ def make_backend(entry: QueueManagerEntry) -> Backend:
                           password=password, timeout=entry.timeout)
     from .runmqsc import RunmqscBackend
 
-    return RunmqscBackend(entry.name, runmqsc=entry.runmqsc, dspmq=entry.dspmq, timeout=entry.timeout)
+    return RunmqscBackend(entry.name, runmqsc=entry.runmqsc, dspmq=entry.dspmq, timeout=entry.timeout,
+                          command_prefix=entry.command_prefix)
 
 
 class _QueueManager(Target):

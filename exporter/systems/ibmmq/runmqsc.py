@@ -52,8 +52,10 @@ class RunmqscBackend(Backend):
     name = "runmqsc"
 
     def __init__(self, qmgr: str, runmqsc: str = "/opt/mqm/bin/runmqsc", dspmq: str = "/opt/mqm/bin/dspmq",
-                 timeout: float = 10.0, env: dict[str, str] | None = None) -> None:
+                 timeout: float = 10.0, env: dict[str, str] | None = None,
+                 command_prefix: list[str] | None = None) -> None:
         self.qmgr = qmgr
+        self.command_prefix = list(command_prefix or [])  # e.g. ssh to the queue manager's host
         self.runmqsc = runmqsc
         self.dspmq = dspmq
         self.timeout = timeout
@@ -108,7 +110,8 @@ class RunmqscBackend(Backend):
             raise BackendError(f"{tool}: no time left of the {self.timeout:g}s timeout")
         env = {**os.environ, **self.env} if self.env is not None else None
         try:
-            return run_command([binary, *args], timeout=remaining, env=env, input_text=input_text)
+            return run_command([*self.command_prefix, binary, *args], timeout=remaining, env=env,
+                               input_text=input_text)
         except CommandNotFound:
             raise BackendNotAvailable(f"{tool} not found at {binary} (IBM MQ is not installed on this host, "
                                       "or the path is wrong)") from None
