@@ -5,30 +5,61 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import re
+import signal
 import sys
+import threading
 import time
-from typing import Any, Sequence
+import traceback
+from typing import Any, NoReturn, Sequence
 
 import yaml
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
 from . import __version__
+from .core import runner
 from .core.collector import Collector, Context
 from .core.config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, masked_dump, parse_listen_address
-from .core.scheduler import Scheduler
+from .core.scheduler import Scheduler, cause_key
+from .core.secrets import check_password_sources, remember, scrub
+from .core.secrets import secret_values as _secret_values
 from .registry import COLLECTORS, Config, load
 
 COMMANDS = ("run", "check-config", "collect-once")
+COLLECT_ONCE_EXIT_STATUS = """exit status:
+  0  every enabled collector ran and every configured target and source was read
+  1  a collector failed, or one of its targets or sources failed (a database or queue
+     manager that cannot be reached or refuses the login, a query, a command);
+     with --strict also when a source is absent here (*_source_present 0)
+  2  the configuration is invalid"""
 log = logging.getLogger("middleware_exporter")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse quotes a rejected value in its error ("invalid choice: 'x'", "unrecognized arguments: --a=x"); a
+    value may be a password typed in the wrong place, so the errors name the flag only."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        quoted = r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+        message = re.sub(r"(invalid (?:choice|[\w ]+ value)|ignored explicit argument):? " + quoted, r"\1", message)
+        message = re.sub(r"(ambiguous option: )(-[^=\s]*)=\S*", r"\1\2", message)
+        if message.startswith("unrecognized arguments: "):
+            words = message[len("unrecognized arguments: "):].split()
+            flags = [w.split("=", 1)[0] for w in words if re.fullmatch(r"--?[A-Za-z][\w.-]*(=.*)?", w)]
+            others = len(words) - len(flags)
+            message = "unrecognized arguments: " + " ".join(flags + ([f"({others} other)"] if others else []))
+        super().error(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--config", metavar="FILE",
                         help=f"YAML configuration file (or set {ENV_PREFIX}CONFIG). Without one, built-in defaults "
                              "apply: host and process metrics.")
     common.add_argument("--web.listen-address", dest="listen_address", metavar="ADDR",
                         help=f"Address to listen on (default {DEFAULT_LISTEN_ADDRESS}).")
+    _web_flags(common)
     common.add_argument("--path.procfs", dest="procfs", metavar="DIR", help="procfs mount point (default /proc).")
     common.add_argument("--path.sysfs", dest="sysfs", metavar="DIR", help="sysfs mount point (default /sys).")
     common.add_argument("--log.level", dest="log_level", choices=("debug", "info", "warning", "error"))
@@ -37,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         name = cls.name
         common.add_argument(f"--collector.{name}", dest=f"collector_{name}", action=argparse.BooleanOptionalAction,
                             default=None, help=f"Enable the {name} collector: {cls.description}")
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="middleware-exporter",
         description="Prometheus exporter for HPOM, Oracle, IBM MQ, VHI and Domino servers.",
     )
@@ -47,11 +78,64 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("check-config", parents=[common],
                    help="Validate the configuration and print it with secrets masked.")
     once = sub.add_parser("collect-once", parents=[common],
-                          help="Run every enabled collector once and print the exposition.")
+                          help="Run every enabled collector once and print the exposition; exit 1 when a collector "
+                               "or a configured target failed.",
+                          description="Run every enabled collector once, print the exposition on stdout and what "
+                                      "failed on stderr.", epilog=COLLECT_ONCE_EXIT_STATUS,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    once.add_argument("--strict", action="store_true",
+                      help="Also exit 1 when an enabled collector finds one of its sources absent on this host "
+                           "(a *_source_present 0 series).")
     once.add_argument("--format", choices=("text", "openmetrics"), default="text")
     once.add_argument("--no-self-metrics", action="store_true",
                       help="Leave out the exporter's own metrics (durations, timestamps), e.g. for golden files.")
     return parser
+
+
+def _web_flags(parser: argparse.ArgumentParser) -> None:
+    """TLS, basic auth and the connection limits (docs/security.md)."""
+    from .core.httplimits import Limits
+
+    defaults = Limits()
+    parser.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                        help="exporter-toolkit web configuration (TLS, basic auth, headers), the file node_exporter "
+                             "reads; see docs/security.md.")
+    parser.add_argument("--web.auth-exempt-path", dest="web_auth_exempt", action="append", default=[],
+                        choices=("/healthz", "/readyz"),
+                        help="Answer this path without basic auth (for probes; repeatable). TLS still applies.")
+    parser.add_argument("--web.max-connections", dest="web_max_connections", type=int, metavar="N",
+                        default=defaults.max_connections,
+                        help="Open connections at most (lowered to fit the open-file limit); at the limit the oldest "
+                             f"idle connection is closed (default {defaults.max_connections}).")
+    parser.add_argument("--web.max-requests", dest="web_max_requests", type=int, metavar="N",
+                        default=defaults.max_requests,
+                        help=f"Requests in progress at most; more get 503 (default {defaults.max_requests}).")
+    parser.add_argument("--web.header-timeout", dest="web_header_timeout", type=float, metavar="SECONDS",
+                        default=defaults.header_timeout,
+                        help="Seconds for the TLS handshake and the request headers to arrive (default "
+                             f"{defaults.header_timeout:g}).")
+    parser.add_argument("--web.request-timeout", dest="web_request_timeout", type=float, metavar="SECONDS",
+                        default=defaults.request_timeout,
+                        help="Seconds to answer a request, writing to a slow reader included (default "
+                             f"{defaults.request_timeout:g}).")
+    parser.add_argument("--web.max-header-bytes", dest="web_max_header_bytes", type=int, metavar="BYTES",
+                        default=defaults.max_header_bytes,
+                        help=f"Request line and headers at most (default {defaults.max_header_bytes}).")
+
+
+def _web_limits(args: argparse.Namespace):
+    from .core.httplimits import Limits
+
+    for name, value, low in (("--web.max-connections", args.web_max_connections, 1),
+                             ("--web.max-requests", args.web_max_requests, 1),
+                             ("--web.header-timeout", args.web_header_timeout, 0.1),
+                             ("--web.request-timeout", args.web_request_timeout, 0.1),
+                             ("--web.max-header-bytes", args.web_max_header_bytes, 1024)):
+        if not value >= low:
+            raise ConfigError(f"{name}: must be at least {low:g}")
+    return Limits(max_connections=args.web_max_connections, max_requests=args.web_max_requests,
+                  header_timeout=args.web_header_timeout, request_timeout=args.web_request_timeout,
+                  max_header_bytes=args.web_max_header_bytes)
 
 
 def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
@@ -75,32 +159,15 @@ def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
 
 def secret_values(model: Any) -> list[str]:
     """Every SecretStr value in the configuration, so that error messages can be scrubbed of them."""
-    found: list[str] = []
-    if isinstance(model, SecretStr):
-        value = model.get_secret_value()
-        if value:
-            found.append(value)
-    elif isinstance(model, BaseModel):
-        for name in type(model).model_fields:
-            found.extend(secret_values(getattr(model, name)))
-    elif isinstance(model, (list, tuple)):
-        for item in model:
-            found.extend(secret_values(item))
-    elif isinstance(model, dict):
-        for item in model.values():
-            found.extend(secret_values(item))
-    return found
+    return _secret_values(model)
 
 
 def make_redactor(config: BaseModel):
-    secrets = sorted(set(secret_values(config)), key=len, reverse=True)
-
-    def redact(text: str) -> str:
-        for secret in secrets:
-            text = text.replace(secret, "********")
-        return text
-
-    return redact
+    """The scrubber for every text that leaves the process: the configuration's passwords, every password read
+    from a file or the environment since (``core.secrets``), and URL passwords."""
+    for value in _secret_values(config):
+        remember(value)
+    return scrub
 
 
 class _LogfmtFormatter(logging.Formatter):
@@ -119,7 +186,23 @@ class _JsonFormatter(logging.Formatter):
                            "msg": record.getMessage()})
 
 
-def setup_logging(level: str, fmt: str, redact=lambda s: s) -> None:
+def scrub_tracebacks() -> None:
+    """Uncaught exceptions (main thread and others) print their traceback scrubbed of secrets: Python's own
+    hooks write it to stderr directly, past the logging filter."""
+
+    def hook(exc_type, exc, tb) -> None:
+        sys.stderr.write(scrub("".join(traceback.format_exception(exc_type, exc, tb))))
+
+    def thread_hook(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is not SystemExit:
+            sys.stderr.write(f"Exception in thread {args.thread.name if args.thread else '?'}:\n")
+            hook(args.exc_type, args.exc_value, args.exc_traceback)
+
+    sys.excepthook = hook
+    threading.excepthook = thread_hook
+
+
+def setup_logging(level: str, fmt: str, redact=scrub) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_JsonFormatter() if fmt == "json" else _LogfmtFormatter())
 
@@ -147,7 +230,7 @@ def build_collectors(config: Config) -> list[Collector]:
         try:
             collectors.append(cls(settings, context))
         except Exception as exc:  # noqa: BLE001 - report which collector could not start
-            raise ConfigError(f"collectors.{cls.name}: cannot start: {exc}") from None
+            raise ConfigError(scrub(f"collectors.{cls.name}: cannot start: {exc}")) from None
     return collectors
 
 
@@ -155,28 +238,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "run")
+    scrub_tracebacks()
     args = _parser().parse_args(argv)
     try:
         config = load(args.config, overrides=_overrides(args))
         host, port = parse_listen_address(config.web.listen_address)
         redact = make_redactor(config)
         setup_logging(config.log.level, config.log.format, redact)
+        limits = _web_limits(args)
+        web_config = None
+        if args.web_config_file:
+            from .core.webconfig import load_web_config
+
+            web_config = load_web_config(args.web_config_file)
         if args.command == "check-config":
             build_collectors(config)  # constructors validate what pydantic cannot (e.g. regexes in use)
+            _check_password_sources(config)
             print(yaml.safe_dump(masked_dump(config), sort_keys=False), end="")
             print("configuration OK", file=sys.stderr)
             return 0
         collectors = build_collectors(config)
     except ConfigError as exc:
-        print(f"middleware-exporter: {exc}", file=sys.stderr)
+        print(f"middleware-exporter: {scrub(str(exc))}", file=sys.stderr)
         return 2
     scheduler = Scheduler(collectors, redact=redact)
     if args.command == "collect-once":
         return _collect_once(scheduler, args)
-    return _serve(scheduler, config, host, port)
+    return _serve(scheduler, config, host, port, limits, web_config, frozenset(args.web_auth_exempt))
+
+
+def _check_password_sources(config: Config) -> None:
+    """check-config: every password_file of an enabled collector readable and not empty, every password_env set
+    (the messages name the key and the file or variable, never the password)."""
+    problems: list[str] = []
+    for cls, settings in config.collectors.collectors():
+        if settings.enabled:
+            found, warnings = check_password_sources(settings, f"collectors.{cls.name}")
+            problems += found
+            for warning in warnings:
+                print(f"middleware-exporter: warning: {warning}", file=sys.stderr)
+    if problems:
+        raise ConfigError("password sources:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def _absent_sources(state) -> list[str]:
+    """The sources a collector reported absent here (``*_source_present`` 0)."""
+    return [sample.labels.get("source", "?") for family in state.families if family.name.endswith("_source_present")
+            for sample in family.samples if sample.value == 0]
 
 
 def _collect_once(scheduler: Scheduler, args: argparse.Namespace) -> int:
+    """One run of every collector; the exit status is described in COLLECT_ONCE_EXIT_STATUS."""
     scheduler.run_once()
     openmetrics = args.format == "openmetrics"
     if args.no_self_metrics:
@@ -188,18 +300,91 @@ def _collect_once(scheduler: Scheduler, args: argparse.Namespace) -> int:
         body = scheduler.render(openmetrics=openmetrics)
     sys.stdout.buffer.write(body)
     sys.stdout.flush()
-    failed = [s for s in scheduler.states.values() if not s.success]
-    for state in failed:
-        print(f"collector {state.name} failed: {state.last_error}", file=sys.stderr)
-    return 1 if failed else 0
+    failures: list[str] = []
+    advice: list[str] = []
+    for state in scheduler.states.values():
+        if not state.success:
+            failures.append(f"collector {state.name} failed: {state.last_error}")
+            continue
+        by_cause: dict[str, list[str]] = {}
+        for source, error in sorted(state.source_errors.items()):
+            by_cause.setdefault(cause_key(error), []).append(source)
+        failures += [f"collector {state.name}: {', '.join(sources)} failed: {state.source_errors[sources[0]]}"
+                     for sources in by_cause.values()]
+        advice += [f"collector {state.name}: source {source} is not present here" for source in _absent_sources(state)]
+    for line in failures + (advice if args.strict else []):
+        print(scrub(line), file=sys.stderr)
+    return 1 if failures or (args.strict and advice) else 0
 
 
-def _serve(scheduler: Scheduler, config, host: str, port: int) -> int:
+SHUTDOWN_LIMIT = 4.0  # seconds from SIGTERM/SIGINT to the end of the process, whatever the collectors are doing
+
+
+class _Shutdown:
+    """How the serving exporter stops (docs/architecture.md, "Commands and shutdown"): on the first SIGTERM or
+    SIGINT every command is killed at once (``core.runner``: SIGTERM to each process group, a short grace, SIGKILL)
+    while the HTTP server closes, then the collector loops stop and the collectors close.  A thread stuck in a
+    driver call cannot be stopped and must not hold the exit: SHUTDOWN_LIMIT seconds after the signal the process
+    ends with status 0 whatever is still running.  Later signals change nothing (no traceback, no second exit)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # re-entered when a signal arrives while the main thread holds it
+        self._timer: threading.Timer | None = None
+        self.requested = False
+        self.server: Any = None
+
+    def catch_signals(self) -> None:
+        """Until uvicorn installs its own handlers (and after it restores these), a signal starts the stop."""
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, sig, frame) -> None:
+        self.requested = True
+        if self.server is not None:
+            self.server.should_exit = True
+        self.begin()
+
+    def begin(self) -> None:
+        with self._lock:
+            self.requested = True
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(SHUTDOWN_LIMIT, self._hard_exit)
+            self._timer.daemon = True
+            self._timer.start()
+        threading.Thread(target=runner.shutdown, name="stop-commands", daemon=True).start()
+
+    def finish(self, scheduler: Scheduler) -> None:
+        self.begin()
+        runner.shutdown()  # returns once every command is gone (the thread begin() started may still be at it)
+        scheduler.stop()
+
+    @staticmethod
+    def _hard_exit() -> None:
+        log.warning("msg=%s limit_seconds=%g", json.dumps("stopping took too long; exiting with collector threads "
+                    "still running"), SHUTDOWN_LIMIT)
+        runner.shutdown(grace=0)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(0)
+
+
+def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_config=None,
+           open_paths: frozenset[str] = frozenset()) -> int:
     import asyncio
 
     import uvicorn
 
+    from .core.httplimits import ConnectionGuard, Limits, guarded_server, open_file_limit
+    from .core.webconfig import LiveWebConfig, WebGate
     from .server import create_app
+
+    stopper = _Shutdown()
 
     class _QuietServer(uvicorn.Server):
         """uvicorn wakes up every 0.1 s to check for shutdown: about 3 ms of CPU per second on an idle exporter,
@@ -224,18 +409,45 @@ def _serve(scheduler: Scheduler, config, host: str, port: int) -> int:
 
         def handle_exit(self, sig, frame) -> None:
             super().handle_exit(sig, frame)
+            # uvicorn re-raises the signal once it has stopped: SIGTERM's default action would end the process
+            # before the commands are killed, SIGINT's would print a KeyboardInterrupt traceback.  The exporter
+            # stops on its own terms instead (_Shutdown), starting with the commands right now.
+            getattr(self, "_captured_signals", []).clear()
+            stopper.begin()
             if self._loop is not None and self._wake is not None:
                 self._loop.call_soon_threadsafe(self._wake.set)
 
-    app = create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS})
-    log.info("msg=%s version=%s listen_address=%s collectors=%s", json.dumps("starting"), __version__,
-             config.web.listen_address, ",".join(scheduler.states) or "none")
-    scheduler.start()
-    server_cls = _QuietServer if hasattr(uvicorn.Server, "on_tick") else uvicorn.Server
-    server = server_cls(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
-                                           server_header=False, lifespan="off", ws="none"))
+    limits = limits or Limits()
+    live = LiveWebConfig(web_config) if web_config is not None else None
+    guard = ConnectionGuard(limits, live)
+    app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}), live=live,
+                  open_paths=open_paths, max_requests=limits.max_requests)
     try:
-        server.run()
+        sock = guard.listen(host, port)
+    except OSError as exc:
+        log.error("msg=%s listen_address=%s error=%s", json.dumps("cannot listen"), config.web.listen_address,
+                  json.dumps(exc.strerror or str(exc)))
+        return 1
+    log.info("msg=%s version=%s listen_address=%s tls=%s basic_auth=%s max_connections=%d collectors=%s",
+             json.dumps("starting"), __version__, config.web.listen_address, str(bool(live and live.tls)).lower(),
+             str(bool(web_config and web_config.users)).lower(), guard.cap, ",".join(scheduler.states) or "none")
+    if guard.cap < limits.max_connections:
+        log.warning("msg=%s requested=%d open_file_limit=%s", json.dumps("--web.max-connections lowered to fit the "
+                    f"open-file limit: {guard.cap}"), limits.max_connections, open_file_limit())
+    guards = runner.guard_process()
+    log.debug("msg=%s %s", json.dumps("command guards"), " ".join(f"{k}={str(v).lower()}" for k, v in guards.items()))
+    stopper.catch_signals()
+    scheduler.start()
+    server_cls = guarded_server(_QuietServer if hasattr(uvicorn.Server, "on_tick") else uvicorn.Server, guard)
+    server = server_cls(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
+                                           server_header=False, lifespan="off", ws="none", http=guard.protocol,
+                                           h11_max_incomplete_event_size=limits.max_header_bytes,
+                                           backlog=limits.backlog, timeout_graceful_shutdown=1))
+    stopper.server = server
+    try:
+        if not stopper.requested:
+            server.run(sockets=[sock])
     finally:
-        scheduler.stop()
-    return 0 if server.started else 1
+        stopper.finish(scheduler)
+        sock.close()
+    return 0 if server.started or stopper.requested else 1

@@ -78,9 +78,10 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None) ->
 
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
-        ready, pending = scheduler.ready()
-        body = {"status": "ready" if ready else "starting", "pending_collectors": pending}
-        return JSONResponse(body, status_code=200 if ready else 503)
+        # 503 "starting" before every collector's first run, 503 "failing" while no collector reads anything
+        readiness = scheduler.readiness()
+        body = {key: readiness[key] for key in ("status", "pending_collectors", "failing_collectors")}
+        return JSONResponse(body, status_code=200 if readiness["ready"] else 503)
 
     def collector_status() -> list[dict]:
         result = scheduler.status()
@@ -106,7 +107,8 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None) ->
             "<p>Prometheus exporter for HPOM, Oracle, IBM MQ, VHI and Domino servers.</p><ul>"
             "<li><a href='/metrics'>/metrics</a>: Prometheus exposition</li>"
             "<li><a href='/healthz'>/healthz</a>: process alive</li>"
-            "<li><a href='/readyz'>/readyz</a>: configuration loaded, first collection done</li>"
+            "<li><a href='/readyz'>/readyz</a>: configuration loaded, first collection done, at least one "
+            "collector reading</li>"
             "<li><a href='/api/v1/collectors'>/api/v1/collectors</a>: collector status (JSON)</li></ul>"
             "<table border='1' cellpadding='4'><tr><th>collector</th><th>enabled</th><th>last run ok</th>"
             f"<th>what it collects</th></tr>{rows}</table></body></html>"

@@ -44,3 +44,18 @@ def test_fuzz_short_form():
     timed: no exception, no result lost to a bad line, nothing over the script's budget (it exits 1 otherwise)."""
     out = _run("bench/fuzz.py", "--runs", "2000")
     assert "result: ok" in out
+
+
+def test_faults_short_form():
+    """Every command source misbehaving at once (hang, garble, fail, flood, escape), 200 scrapes: none fails, RSS,
+    threads and descriptors flat after warm-up; then SIGTERM while every source hangs ends the exporter with status
+    0 and nothing it started left running (the script exits 1 otherwise)."""
+    out = _run("bench/faults.py", "--short")
+    assert "failed: clean 0, faults 0" in out and "0 processes left" in out and "result: ok" in out
+
+
+def test_load_short_form():
+    """10 clients scraping back to back and 100 idle or half-sent connections under ulimit -n 1024: every measured
+    scrape answers, descriptors stay under the limit, the log stays short (the script exits 1 otherwise)."""
+    out = _run("bench/load.py", "--short")
+    assert "failed 0" in out and "ratio load/baseline" in out and "result: ok" in out

@@ -94,7 +94,11 @@ def test_broken_procfs_fails_only_that_collector(start_exporter, tmp_path):
     fake.mkdir()
     for name in ("stat", "meminfo", "vmstat", "diskstats", "loadavg"):
         (fake / name).write_text("\x00\xff garbage (((\n")
-    exporter = start_exporter(env={"MIDDLEWARE_EXPORTER_PATHS__PROCFS": str(fake)})
+    exporter = start_exporter(env={"MIDDLEWARE_EXPORTER_PATHS__PROCFS": str(fake)}, wait_ready=False)
+    deadline = time.monotonic() + 30
+    while json.loads(exporter.get("/readyz")[2])["status"] == "starting" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert exporter.get("/readyz")[0] == 503, "both collectors fail: not ready"
     status, _, body = exporter.get("/metrics")
     assert status == 200
     text = body.decode()

@@ -453,6 +453,7 @@ def _check_config(tmp_path, oracle: dict) -> subprocess.CompletedProcess:
     path.write_text(yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
                                                    "oracle": oracle}}))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+    env["ORA_MONITOR_PW"] = "Tiger-Tiger-42"  # check-config checks that every password_env is set
     return subprocess.run([sys.executable, "-m", "exporter", "check-config", "--config", str(path)], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=60)
 

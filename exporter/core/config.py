@@ -1,9 +1,11 @@
 """Configuration loading: a YAML file, then environment overrides, then command-line flags, validated by a
 pydantic model the caller passes (``exporter.registry.Config``); plus the web, path and log sections.
 
-Unknown keys and wrong types fail at start with a message naming the key (and the environment variable, where
-the value came from one).  Secret values (``SecretStr`` fields, or any key whose name says password, secret or
-token) are never echoed back: not in errors, not in ``check-config`` output.
+Unknown keys, repeated keys and wrong types fail at start with a message naming the key and the reason (and the
+environment variable or flag, where the value came from one), never the value given: a misplaced password would
+otherwise be printed to the terminal, journald or ``kubectl logs``.  Passwords found in the raw configuration are
+remembered for scrubbing (``core.secrets``) before anything is validated; a connection string or URL that carries
+``user:password@`` is refused; ``check-config`` prints secrets as ``********``.
 """
 
 from __future__ import annotations
@@ -11,20 +13,23 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Iterator, Mapping, TypeVar
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from .secrets import MASK, MIN_SCRUB_LENGTH, remember, scrub
 from .settings import StrictModel
 
 ENV_PREFIX = "MIDDLEWARE_EXPORTER_"
 DEFAULT_PORT = 19462
 DEFAULT_LISTEN_ADDRESS = f":{DEFAULT_PORT}"
 SECRET_KEY_RE = re.compile(r"(password|passwd|secret|token|credential|api_?key)", re.IGNORECASE)
-# Values never echoed in error messages: secrets, and connection strings that may carry one by mistake.
-NO_ECHO_KEY_RE = re.compile(SECRET_KEY_RE.pattern + r"|^(dsn|url|uri|connect_string|connection_string)$",
-                            re.IGNORECASE)
+# Connection strings and URLs: refused when they carry credentials (user:password@host, user/password@dsn).
+CONNECTION_KEY_RE = re.compile(r"^(dsn|url|uri|base_url|connect_string|connection_string)$", re.IGNORECASE)
+# ``  password: value`` in the text of a config file (remembered before parsing, so no syntax error can show it).
+_SECRET_LINE_RE = re.compile(r"^\s*(?:-\s+)?[\"']?[A-Za-z0-9_]*(?:password|passwd|secret|token|credential|api_?key)"
+                             r"[A-Za-z0-9_]*(?<!_file)(?<!_env)[\"']?\s*:\s+(\S.*?)\s*$", re.IGNORECASE)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -76,7 +81,7 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     """Split ``host:port`` (``:port`` = all interfaces, ``[::1]:port`` for IPv6)."""
     match = re.match(r"^(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<host>[^:\[\]]*)):(?P<port>\d{1,5})$", value.strip())
     if not match:
-        raise ValueError(f"{value!r} is not host:port")
+        raise ValueError("not host:port (e.g. :19462, 127.0.0.1:19462 or [::1]:19462)")
     port = int(match.group("port"))
     if port > 65535:
         raise ValueError(f"port {port} is out of range")
@@ -84,15 +89,41 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     return host, port
 
 
-def _set_path(data: dict[str, Any], path: list[str], value: Any) -> None:
-    node = data
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
+def _child(node: Any, key: str) -> Any:
+    return node[int(key)] if isinstance(node, list) else node.get(key)
+
+
+def _assign(node: Any, key: str, value: Any) -> None:
+    if isinstance(node, list):
+        node[int(key)] = value
+    else:
+        node[key] = value
+
+
+def _set_path(data: dict[str, Any], path: list[str], value: Any, origin: str = "override") -> None:
+    """Set ``value`` at ``path``; a numeric part indexes a list (``DATABASES__0__PASSWORD``), one past the end adds
+    an entry."""
+    node: Any = data
+    for depth, (key, following) in enumerate(zip(path[:-1], path[1:], strict=True)):
+        child = _child(node, key)
+        if following.isdigit() and isinstance(child, list):
+            if int(following) == len(child):
+                child.append({} if depth + 2 < len(path) else None)
+            elif int(following) > len(child):
+                raise ConfigError(f"{origin}: {'.'.join(path[:depth + 1])} has {len(child)} entries, so there is "
+                                  f"no entry {following}")
+        elif following.isdigit() and child is None:
+            child = [{}] if following == "0" else {}
+            _assign(node, key, child)
+        elif not isinstance(child, dict):
             child = {}
-            node[key] = child
+            _assign(node, key, child)
         node = child
-    node[path[-1]] = value
+    _assign(node, path[-1], value)
+
+
+def _path_order(item: tuple[tuple[str, ...], str]) -> tuple:
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in item[0])
 
 
 def env_overrides(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
@@ -104,16 +135,135 @@ def env_overrides(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
         path = tuple(part.lower() for part in key[len(ENV_PREFIX):].split("__") if part)
         if path:
             result[path] = value
-    return result
+    return dict(sorted(result.items(), key=_path_order))
 
 
-def _is_secret_path(loc: tuple[Any, ...]) -> bool:
-    return any(isinstance(part, str) and NO_ECHO_KEY_RE.search(part) for part in loc)
+def _is_secret_key(key: Any) -> bool:
+    return isinstance(key, str) and bool(SECRET_KEY_RE.search(key)) and not key.endswith(("_file", "_env"))
 
 
-def _format_errors(exc: ValidationError, sources: dict[tuple[str, ...], str], origin: str) -> str:
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping repeats a key (YAML forbids it; PyYAML would silently keep the last value)."""
+
+    def __init__(self, key: str, line: int, first_line: int) -> None:
+        super().__init__(f"key {key!r} is given twice (line {first_line} and line {line})")
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys.  Hand-written because PyYAML has no option for it, and
+    ruamel.yaml's duplicate-key error quotes both values, which may be passwords."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # '<<' merges: keys given next to it override the merged ones, as YAML intends
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in seen:
+                    raise DuplicateKeyError(str(key), key_node.start_mark.line + 1, seen[key])
+                seen[key] = key_node.start_mark.line + 1
+            except TypeError:  # unhashable: SafeLoader reports it below
+                pass
+        return super().construct_mapping(node, deep)
+
+
+def _parse_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's description of a syntax error without what it quotes of the text (an alias or tag name could
+    be the start of an unquoted password); a quoted single character such as '\\t' stays."""
+    problem = getattr(exc, "problem", None) or "syntax error"
+    return re.sub(r"'[^']{4,}'|\"[^\"]{4,}\"", "'...'", problem)
+
+
+def _decode(raw: bytes, path: Any) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line_end = raw.find(b"\n", exc.start)
+        line_text = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", "replace")
+        key = re.match(r"^\s*(?:-\s+)?([A-Za-z0-9_.-]+)\s*:", line_text)
+        line = raw.count(b"\n", 0, exc.start) + 1
+        where = f"line {line}, column {exc.start - line_start + 1}"
+        if key:
+            where += f" (key {key.group(1)})"
+        raise ConfigError(f"config file {path} is not UTF-8: byte 0x{raw[exc.start]:02x} at {where}; save it as "
+                          "UTF-8") from None
+
+
+def _credential_parts(value: str) -> list[str]:
+    """What precedes the '@' of ``user:password@host`` or ``user/password@dsn``, whole and split."""
+    userinfo = value.rsplit("@", 1)[0]
+    userinfo = userinfo.split("://", 1)[-1]
+    parts = [userinfo]
+    for sep in (":", "/"):
+        if sep in userinfo:
+            parts.append(userinfo.split(sep, 1)[1])
+    return parts
+
+
+def _raw_secrets(node: Any, key: Any = None) -> Iterator[str]:
+    """Every value of a password-like key in the raw (not yet validated) configuration."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _raw_secrets(v, k)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _raw_secrets(item, key)
+    elif _is_secret_key(key) and node is not None and not isinstance(node, bool):
+        yield str(node)
+
+
+def _raw_credentials(node: Any, key: Any = None) -> Iterator[str]:
+    """The userinfo of every connection string or URL that carries one (refused; scrubbed from that error)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _raw_credentials(v, k)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _raw_credentials(item, key)
+    elif isinstance(node, str) and isinstance(key, str) and CONNECTION_KEY_RE.search(key) and "@" in node:
+        yield from _credential_parts(node)
+
+
+def _credential_problems(node: Any, loc: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """A connection string or URL carrying ``user:password@``: refused, without showing it."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(k, str) and CONNECTION_KEY_RE.search(k) and isinstance(v, str) and "@" in v:
+                yield (*loc, k), ("must not carry credentials (it contains '@'): give the user in user or "
+                                  "username and the password in password_file or password_env")
+            else:
+                yield from _credential_problems(v, (*loc, str(k)))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _credential_problems(item, (*loc, str(index)))
+
+
+def _origin_of(loc: tuple[str, ...], sources: dict[tuple[str, ...], str], origin: str) -> str:
+    for path, name in sources.items():
+        if loc[: len(path)] == path:
+            return name
+    return origin
+
+
+def _format_errors(exc: ValidationError | None, sources: dict[tuple[str, ...], str], origin: str,
+                   extra: list[tuple[tuple[str, ...], str]] = ()) -> str:
+    """One line per problem: the key, the reason and where it came from; never the value given."""
     lines = []
-    for err in exc.errors(include_url=False):
+    reported = {tuple(str(p) for p in err["loc"]) for err in exc.errors()} if exc is not None else set()
+    for loc, msg in extra:
+        if loc in reported:  # the model's own validator said it already
+            continue
+        lines.append(f"  {'.'.join(loc)}: {msg} [from {_origin_of(loc, sources, origin)}]")
+    for err in exc.errors(include_url=False) if exc is not None else []:
         loc = tuple(str(p) for p in err["loc"])
         key = ".".join(loc) or "(top level)"
         msg = err["msg"]
@@ -121,16 +271,10 @@ def _format_errors(exc: ValidationError, sources: dict[tuple[str, ...], str], or
             msg = "unknown key"
         elif err["type"] == "missing":
             msg = "required key is missing"
-        where = origin
-        for path, env_name in sources.items():
-            if loc[: len(path)] == path:
-                where = f"environment variable {env_name}"
-                break
-        detail = ""
-        if err["type"] not in ("extra_forbidden", "missing") and not _is_secret_path(loc):
-            shown = repr(err.get("input"))
-            detail = f" (got {shown[:80]})"
-        lines.append(f"  {key}: {msg}{detail} [from {where}]")
+        if err["type"] == "string_type" and loc and _is_secret_key(loc[-1]) \
+                and isinstance(err.get("input"), (int, float)):
+            msg += " (put it in quotes)"
+        lines.append(f"  {key}: {msg} [from {_origin_of(loc, sources, origin)}]")
     return "invalid configuration:\n" + "\n".join(lines)
 
 
@@ -140,7 +284,10 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     overrides: dict[tuple[str, ...], Any] | None = None,
 ) -> M:
-    """Read, merge and validate into ``model``. Precedence: flags (``overrides``) > environment > file > defaults."""
+    """Read, merge and validate into ``model``. Precedence: flags (``overrides``) > environment > file > defaults.
+
+    Errors name the key, the reason and the source (file, variable or flag), never a value; a file that is not
+    UTF-8, is not YAML or repeats a key is refused naming the file and the line or key."""
     environ = os.environ if environ is None else environ
     if path is None and environ.get(ENV_PREFIX + "CONFIG"):
         path = environ[ENV_PREFIX + "CONFIG"]
@@ -149,40 +296,66 @@ def load_config(
     if path is not None:
         origin = f"config file {path}"
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            raw = Path(path).read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+        text = _decode(raw, path)
+        for line in text.splitlines():  # so that a syntax error can never show one
+            match = _SECRET_LINE_RE.match(line)
+            if match:
+                remember(match.group(1).strip().strip("'\"").lstrip("*&!"))
         try:
-            loaded = yaml.safe_load(text)
+            loaded = _parse_yaml(text)
+        except DuplicateKeyError as exc:
+            raise ConfigError(f"config file {path}: {exc}") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None) or "syntax error"
-            raise ConfigError(f"config file {path} is not valid YAML{where}: {problem}") from None
+            raise ConfigError(scrub(f"config file {path} is not valid YAML{where}: {_yaml_problem(exc)}")) from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"config file {path}: the top level must be a mapping, not {type(loaded).__name__}")
         data = loaded
     sources: dict[tuple[str, ...], str] = {}
-    for env_path, raw in env_overrides(environ).items():
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            value = raw
-        _set_path(data, list(env_path), value)
-        sources[env_path] = ENV_PREFIX + "__".join(p.upper() for p in env_path)
+    for env_path, raw_value in env_overrides(environ).items():
+        name = ENV_PREFIX + "__".join(p.upper() for p in env_path)
+        if _is_secret_key(env_path[-1]):
+            value: Any = raw_value  # a password is a string as given: 123456 or yes must not become a number or true
+        else:
+            try:
+                value = _parse_yaml(raw_value) if raw_value.strip() else ""
+            except DuplicateKeyError as exc:
+                raise ConfigError(f"environment variable {name}: {exc}") from None
+            except yaml.YAMLError:
+                value = raw_value
+        _set_path(data, list(env_path), value, f"environment variable {name}")
+        sources[env_path] = f"environment variable {name}"
     for flag_path, value in (overrides or {}).items():
-        _set_path(data, list(flag_path), value)
+        _set_path(data, list(flag_path), value, "command-line flag")
         sources[flag_path] = "command-line flag"
+    for secret in _raw_secrets(data):
+        remember(secret)
+    problems = list(_credential_problems(data))
+    credentials = sorted((c for c in _raw_credentials(data) if len(c) >= MIN_SCRUB_LENGTH), key=len, reverse=True)
+
+    def scrubbed(text: str) -> str:
+        for part in credentials:  # only in this error: a user name is no secret once the URL is fixed
+            text = text.replace(part, MASK)
+        return scrub(text)
+
     try:
-        return model.model_validate(data)
+        result = model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, sources, origin)) from None
+        raise ConfigError(scrubbed(_format_errors(exc, sources, origin, problems))) from None
+    if problems:
+        raise ConfigError(scrubbed(_format_errors(None, sources, origin, problems)))
+    return result
 
 
 def masked_dump(config: BaseModel) -> dict[str, Any]:
-    """The effective configuration with every secret replaced by ``********``."""
+    """The effective configuration with every secret replaced by ``********`` (and any remembered secret or URL
+    password scrubbed from the other values)."""
 
     def mask(node: Any, key: str = "") -> Any:
         if isinstance(node, dict):
@@ -190,9 +363,9 @@ def masked_dump(config: BaseModel) -> dict[str, Any]:
         if isinstance(node, list):
             return [mask(v, key) for v in node]
         # password_file / password_env name where the secret is, they are not the secret
-        if key and SECRET_KEY_RE.search(key) and not key.endswith(("_file", "_env")) and node not in (None, ""):
-            return "********"
-        return node
+        if _is_secret_key(key) and node not in (None, ""):
+            return MASK
+        return scrub(node) if isinstance(node, str) else node
 
     # SecretStr fields already dump as '**********' in python mode; mode="json" keeps them masked too.
     return mask(config.model_dump(mode="json"))

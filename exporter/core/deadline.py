@@ -1,9 +1,16 @@
-"""Calls that may hang (a database that accepts a connection and never answers, a hung NFS read) bounded by a
-deadline.
+"""Calls that may hang (a database that accepts a connection and never answers, a hung NFS read, a command that
+never exits) bounded by a deadline.
 
 Python cannot kill a thread, so the call runs in a daemon thread and the caller stops waiting after ``timeout``.
 One call at a time: while an abandoned call is still running, the next one is refused at once (so a source that
 hangs for good costs one thread, not one per interval).  A late result is discarded by the caller.
+
+What *can* be stopped is stopped: every call runs inside a :class:`Scope` that carries its deadline.  Commands
+started in the call (``core.runner``) never run past that deadline, and when the caller gives up the scope is
+cancelled: the commands still running in it are killed with their process groups and the abandoned thread cannot
+start new ones, so a run stuck in a hung command ends at the deadline instead of lingering.  A call made inside
+another bounded call gets a scope nested in the outer one (cancelling the outer cancels it, and its deadline is
+never later); a thread started by hand (``threading.Thread``) starts without a scope.
 """
 
 from __future__ import annotations
@@ -17,14 +24,79 @@ class Overdue(Exception):
     """The call did not finish within its deadline, or an earlier call is still running."""
 
 
-class _Run:
-    __slots__ = ("done", "result", "error", "started")
+class Scope:
+    """The deadline of one bounded call and what to stop when the caller gives up on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float | None, parent: "Scope | None" = None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        if parent is not None and parent.deadline is not None:
+            self.deadline = parent.deadline if self.deadline is None else min(self.deadline, parent.deadline)
+        self._parent = parent
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
+        self._link = parent.on_cancel(self.cancel) if parent is not None else None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline); never below 0."""
+        return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
+
+    def on_cancel(self, callback: Callable[[], None]) -> int | None:
+        """Call ``callback`` when the scope is cancelled (at once if it already is); returns a handle for
+        :meth:`forget`, or None when it was called at once."""
+        with self._lock:
+            if not self._cancelled:
+                self._next += 1
+                self._callbacks[self._next] = callback
+                return self._next
+        callback()
+        return None
+
+    def forget(self, handle: int | None) -> None:
+        if handle is not None:
+            with self._lock:
+                self._callbacks.pop(handle, None)
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001, S110 - every other callback still runs
+                pass
+
+    def close(self) -> None:
+        """The call is over: the parent no longer needs to cancel this scope."""
+        if self._parent is not None:
+            self._parent.forget(self._link)
+
+
+_local = threading.local()
+
+
+def current_scope() -> Scope | None:
+    """The scope of the bounded call this thread is running, if any."""
+    return getattr(_local, "scope", None)
+
+
+class _Run:
+    __slots__ = ("done", "result", "error", "started", "scope")
+
+    def __init__(self, scope: Scope) -> None:
         self.done = threading.Event()
         self.result: Any = None
         self.error: BaseException | None = None
         self.started = time.monotonic()
+        self.scope = scope
 
 
 class BoundedCall:
@@ -45,20 +117,24 @@ class BoundedCall:
             if current is not None and not current.done.is_set():
                 raise Overdue(f"previous run still running after {time.monotonic() - current.started:.1f}s (hung); "
                               "not started again")
-            run = self._current = _Run()
+            run = self._current = _Run(Scope(timeout, current_scope()))
         threading.Thread(target=self._execute, args=(fn, run, timeout), daemon=True, name=f"call-{self.name}").start()
         if not run.done.wait(timeout):
+            run.scope.cancel()  # kill what can be killed (its commands); the thread itself is abandoned
             raise Overdue(f"timed out after {timeout:g}s")
         if run.error is not None:
             raise run.error
         return run.result
 
     def _execute(self, fn: Callable[[], Any], run: _Run, timeout: float) -> None:
+        _local.scope = run.scope
         try:
             run.result = fn()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             run.error = exc
         finally:
+            _local.scope = None
+            run.scope.close()
             elapsed = time.monotonic() - run.started
             run.done.set()
             if elapsed > timeout and self._on_late is not None:

@@ -1,5 +1,6 @@
 """Settings primitives shared by every collector: strict models, durations, regex checks, and the options every
-collector has (enabled, interval, timeout, max_series)."""
+collector has (enabled, interval, timeout, max_series).  Validation messages say what is wrong, never the value
+given (it could be a misplaced password); ``core.config`` adds the key and where the value came from."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def parse_duration(value: Any) -> Any:
     if isinstance(value, str):
         match = _DURATION_RE.match(value)
         if not match:
-            raise ValueError(f"{value!r} is not a duration (use seconds, or a number with ms, s, m or h)")
+            raise ValueError("not a duration: use seconds, or a number with ms, s, m or h")
         return float(match.group(1)) * _UNIT[match.group(2)]
     return value
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Literal
 from pydantic import Field, field_validator
 
 from ...core.deadline import BoundedCall
-from ...core.secrets import PasswordSettings, SecretUnavailable
+from ...core.secrets import PasswordSettings, SecretUnavailable, scrub
 from ...core.settings import Duration
 
 log = logging.getLogger("middleware_exporter.oracle")
@@ -53,8 +53,11 @@ class OracleSettings(PasswordSettings):
     @field_validator("dsn")
     @classmethod
     def _no_credentials_in_dsn(cls, value: str) -> str:
-        if re.match(r"^[^@()]*/[^@()]*@", value):
-            raise ValueError("the dsn must not carry user/password@; use user and password_file or password_env")
+        # No connect string, descriptor or alias has an '@' of its own: one means user/password@ (whatever the
+        # password holds, '(' included), which the driver would quote back in its errors.
+        if "@" in value or re.search(r"(?i)password\s*=", value):
+            raise ValueError("the dsn must not carry credentials (user/password@); use user and password_file or "
+                             "password_env")
         return value
 
 
@@ -73,8 +76,9 @@ def error_code(exc: BaseException) -> str:
 
 
 def error_text(exc: BaseException) -> str:
-    """The first line of the driver's message (drivers put connection ids and help URLs after it)."""
-    text = str(exc).strip().splitlines()
+    """The first line of the driver's message (drivers put connection ids and help URLs after it), scrubbed of
+    secrets before it is cut, so that no part of one survives."""
+    text = scrub(str(exc)).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:300]
 
 
@@ -165,7 +169,8 @@ class OracleClient:
             why = f"cannot connect ({error_text(exc)}); next attempt in {wait:.0f}s"
         self.retry_at = self._clock() + wait
         self.last_error = why
-        log.warning("database=%s msg=%r", self.name, why)
+        # debug only: the collector notes it as the database's source error, which the scheduler logs once per cause
+        log.debug("database=%s msg=%r", self.name, why)
         return DatabaseUnavailable(why)
 
     @contextlib.contextmanager
@@ -189,7 +194,7 @@ class OracleClient:
             except Exception as exc:  # noqa: BLE001 - any driver error means no session
                 raise self._fail(exc) from None
             if self.failures:
-                log.info("database=%s msg=%r", self.name, "connected again")
+                log.debug("database=%s msg=%r", self.name, "connected again")
             self.failures = 0
             self.retry_at = 0.0
             self.last_error = None

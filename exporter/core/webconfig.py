@@ -1,0 +1,676 @@
+"""The exporter-toolkit web configuration (``--web.config.file``, the file node_exporter reads): TLS, basic auth
+with bcrypt hashes, extra response headers and a request rate limit, applied to every route.
+
+The file is validated at start (exit 2 naming the key and the reason; a hash or key material is never echoed)
+and re-checked at most once a second: when it or a file it names (certificate, key, client CA) changes, it is
+read and validated again and the new TLS context serves the next connections, so certificates rotate without a
+restart. A change that does not validate is logged and the last valid configuration stays in force (a
+half-written rotation must not take scraping down). Python's ssl module cannot honour every Go option; those
+are rejected with the reason (see docs/security.md). Hand-written because no Python package reads this format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import hmac
+import logging
+import os
+import re
+import secrets
+import ssl
+import stat
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import bcrypt
+import yaml
+from cryptography import x509
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from .config import ConfigError
+
+log = logging.getLogger("middleware_exporter.web")
+
+# Go's tls.CipherSuites() names (what exporter-toolkit accepts) and their OpenSSL names. The TLS 1.3 suites are
+# accepted and, as in Go, not configurable: OpenSSL's defaults apply to TLS 1.3.
+TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256")
+CIPHERS = {
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+}
+CURVES = {"CurveP256": "prime256v1", "CurveP384": "secp384r1", "CurveP521": "secp521r1", "X25519": "X25519"}
+TLS_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1, "TLS12": ssl.TLSVersion.TLSv1_2,
+                "TLS13": ssl.TLSVersion.TLSv1_3}
+CLIENT_AUTH = {"NoClientCert": ssl.CERT_NONE, "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+               "RequireAndVerifyClientCert": ssl.CERT_REQUIRED}
+# Go asks for a certificate without verifying it; Python's ssl module verifies every certificate it asks for.
+UNVERIFIED_CLIENT_AUTH = ("RequestClientCert", "RequireAnyClientCert", "RequireClientCert")
+# The headers exporter-toolkit lets a site set, with the values it accepts (None: any value).
+HEADERS: dict[str, tuple[str, ...] | None] = {
+    "Strict-Transport-Security": None,
+    "X-Content-Type-Options": ("nosniff",),
+    "X-Frame-Options": ("deny", "sameorigin"),
+    "X-XSS-Protection": None,
+    "Content-Security-Policy": None,
+}
+BCRYPT_RE = re.compile(r"^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$")
+_GO_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+RELOAD_CHECK_SECONDS = 1.0
+
+
+# --------------------------------------------------------------------------------------------- file format
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _go_duration(value: Any) -> float:
+    """Seconds from a Go duration string (``1s``, ``500ms``, ``1m30s``) or ``0``."""
+    if isinstance(value, bool):
+        raise ValueError("not a duration")
+    if isinstance(value, (int, float)):
+        if value == 0:
+            return 0.0
+        raise ValueError("a duration needs a unit, e.g. 1s or 500ms")
+    text = str(value).strip()
+    if text in ("0", ""):
+        return 0.0
+    pos, total = 0, 0.0
+    for match in _GO_DURATION_RE.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
+        pos = match.end()
+    if pos != len(text):
+        raise ValueError(f"{text!r} is not a duration (e.g. 1s, 500ms, 1m30s)")
+    return total
+
+
+class TLSServerConfig(_Strict):
+    cert: str | None = None
+    key: SecretStr | None = None
+    client_ca: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    client_auth_type: str | None = None
+    client_ca_file: str | None = None
+    client_allowed_sans: list[str] | None = None
+    min_version: str = "TLS12"
+    max_version: str = "TLS13"
+    cipher_suites: list[str] = Field(default_factory=list)
+    prefer_server_cipher_suites: bool = True
+    curve_preferences: list[str] = Field(default_factory=list)
+
+    def enabled(self) -> bool:
+        """As exporter-toolkit: TLS is on when any certificate, key, client CA or client auth field is set."""
+        return any((self.cert, self.key and self.key.get_secret_value(), self.client_ca, self.cert_file,
+                    self.key_file, self.client_auth_type, self.client_ca_file))
+
+
+class HTTPServerConfig(_Strict):
+    http2: bool = True
+    headers: dict[str, str] | None = None
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _scalars_as_text(cls, value: Any) -> Any:
+        # Go's YAML decoder reads `X-XSS-Protection: 1` into a string; so do we
+        if isinstance(value, dict):
+            return {k: ("" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+                        if isinstance(v, (int, float)) else v) for k, v in value.items()}
+        return value
+
+
+class RateLimitConfig(_Strict):
+    interval: float = 0.0
+    burst: int = 0
+
+    @field_validator("interval", mode="before")
+    @classmethod
+    def _interval(cls, value: Any) -> float:
+        return _go_duration(value)
+
+
+class WebConfigFile(_Strict):
+    tls_server_config: TLSServerConfig | None = None
+    http_server_config: HTTPServerConfig | None = None
+    basic_auth_users: dict[str, SecretStr] | None = None
+    rate_limit: RateLimitConfig | None = None
+
+
+class _NoDuplicatesLoader(yaml.SafeLoader):
+    """A repeated key is an error, as in exporter-toolkit's strict YAML decoding (PyYAML keeps the last one)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is repeated", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+# ------------------------------------------------------------------------------------------ loaded config
+
+
+@dataclass
+class WebConfig:
+    """A validated web configuration with its TLS context built."""
+
+    path: Path
+    tls: TLSServerConfig | None
+    ssl_context: ssl.SSLContext | None
+    users: dict[str, bytes]
+    headers: list[tuple[bytes, bytes]]
+    rate_interval: float
+    rate_burst: int
+    allowed_sans: frozenset[str] | None
+    watched: tuple[Path, ...]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _fail(path: Path, key: str, reason: str) -> ConfigError:
+    return ConfigError(f"web config file {path}: {key}: {reason}")
+
+
+def _pydantic_error(path: Path, exc: ValidationError) -> ConfigError:
+    lines = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        else:
+            msg = err["msg"]  # pydantic's message; the value itself is never shown (it may be a hash or a key)
+        lines.append(f"  {key}: {msg}")
+    return ConfigError(f"invalid web config file {path}:\n" + "\n".join(lines))
+
+
+def _resolve(base: Path, name: str) -> Path:
+    path = Path(name)
+    return path if path.is_absolute() else base / path
+
+
+def _memfd_path(name: str, data: bytes) -> tuple[int, str]:
+    """Inline PEM for load_cert_chain, which only reads files: an anonymous in-memory file, never on disk."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.write(fd, data)
+    return fd, f"/proc/self/fd/{fd}"
+
+
+def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ssl.SSLContext, list[str]]:
+    warnings: list[str] = []
+    prefix = "tls_server_config"
+    if tls.cert and tls.cert_file:
+        raise _fail(path, f"{prefix}.cert", "set cert or cert_file, not both")
+    if tls.key and tls.key_file:
+        raise _fail(path, f"{prefix}.key", "set key or key_file, not both")
+    if tls.client_ca and tls.client_ca_file:
+        raise _fail(path, f"{prefix}.client_ca", "set client_ca or client_ca_file, not both")
+    if not (tls.cert or tls.cert_file):
+        raise _fail(path, prefix, "missing one of cert or cert_file")
+    if not ((tls.key and tls.key.get_secret_value()) or tls.key_file):
+        raise _fail(path, prefix, "missing one of key or key_file")
+    for key in ("min_version", "max_version"):
+        if getattr(tls, key) not in TLS_VERSIONS:
+            raise _fail(path, f"{prefix}.{key}", f"unknown TLS version (one of {', '.join(TLS_VERSIONS)})")
+    minimum, maximum = TLS_VERSIONS[tls.min_version], TLS_VERSIONS[tls.max_version]
+    if minimum > maximum:
+        raise _fail(path, f"{prefix}.min_version", "is above max_version")
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version, ctx.maximum_version = minimum, maximum
+    if tls.prefer_server_cipher_suites:
+        ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+    else:
+        ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
+    # Only HTTP/1.1 is served (uvicorn's h11 protocol); http2 in the file is accepted and has no effect.
+    ctx.set_alpn_protocols(["http/1.1"])
+
+    names = []
+    for i, suite in enumerate(tls.cipher_suites):
+        if suite in TLS13_SUITES:
+            continue
+        if suite not in CIPHERS:
+            raise _fail(path, f"{prefix}.cipher_suites[{i}]", f"unknown cipher suite {suite!r}")
+        names.append(CIPHERS[suite])
+    if names:
+        try:
+            ctx.set_ciphers(":".join(names))
+        except ssl.SSLError:
+            raise _fail(path, f"{prefix}.cipher_suites", "none of these suites is available in this OpenSSL") from None
+    for i, curve in enumerate(tls.curve_preferences):
+        if curve not in CURVES:
+            raise _fail(path, f"{prefix}.curve_preferences[{i}]", f"unknown curve {curve!r} "
+                                                                    f"(one of {', '.join(CURVES)})")
+    # Python's ssl module sets one curve or leaves OpenSSL's default groups (which offer all four); a list of
+    # two or three curves cannot be honoured and is refused rather than silently widened.
+    chosen = set(tls.curve_preferences)
+    if len(chosen) == 1:
+        ctx.set_ecdh_curve(CURVES[tls.curve_preferences[0]])
+    elif chosen and chosen != set(CURVES):
+        raise _fail(path, f"{prefix}.curve_preferences", "Python's ssl module can restrict the handshake to one "
+                                                           "curve or offer all four, not a subset of two or three")
+
+    cert_path = _resolve(base, tls.cert_file) if tls.cert_file else None
+    key_path = _resolve(base, tls.key_file) if tls.key_file else None
+    fds = []
+    try:
+        if cert_path is None:
+            fd, name = _memfd_path("cert", tls.cert.encode())
+            fds.append(fd)
+            cert_arg = name
+        else:
+            cert_arg = str(cert_path)
+        if key_path is None:
+            fd, name = _memfd_path("key", tls.key.get_secret_value().encode())
+            fds.append(fd)
+            key_arg = name
+        else:
+            key_arg = str(key_path)
+        for key, p in (("cert_file", cert_path), ("key_file", key_path)):
+            if p is not None and not p.is_file():
+                raise _fail(path, f"{prefix}.{key}", f"cannot read {p}: no such file")
+        try:
+            ctx.load_cert_chain(cert_arg, key_arg)
+        except ssl.SSLError as exc:
+            # OpenSSL's reason (e.g. KEY_VALUES_MISMATCH, PEM lib) never contains the key itself
+            raise _fail(path, f"{prefix}.cert_file/key_file",
+                        f"cannot load the certificate and key: {exc.reason or exc.strerror or 'invalid'}") from None
+        except OSError as exc:
+            raise _fail(path, f"{prefix}.cert_file/key_file", f"cannot read: {exc.strerror or exc}") from None
+        cert_pem = cert_path.read_bytes() if cert_path else tls.cert.encode()
+    finally:
+        for fd in fds:
+            os.close(fd)
+    try:
+        leaf = x509.load_pem_x509_certificate(cert_pem)
+        not_after = leaf.not_valid_after_utc.timestamp()
+        if not_after < time.time():
+            warnings.append(f"the server certificate expired at {leaf.not_valid_after_utc.isoformat()}; "
+                            "clients that verify it refuse to connect")
+    except ValueError:
+        pass
+    if key_path is not None and key_path.stat().st_mode & stat.S_IROTH:
+        warnings.append(f"key_file {key_path} is readable by every user; chmod o-r it")
+
+    auth = tls.client_auth_type or "NoClientCert"
+    if auth in UNVERIFIED_CLIENT_AUTH:
+        raise _fail(path, f"{prefix}.client_auth_type",
+                    f"{auth} is not supported: Python's ssl module verifies every client certificate it asks for; "
+                    "use VerifyClientCertIfGiven or RequireAndVerifyClientCert")
+    if auth not in CLIENT_AUTH:
+        raise _fail(path, f"{prefix}.client_auth_type", f"invalid value {auth!r} (one of {', '.join(CLIENT_AUTH)})")
+    has_ca = bool(tls.client_ca or tls.client_ca_file)
+    if has_ca and auth == "NoClientCert":
+        raise _fail(path, f"{prefix}.client_auth_type", "client CA's have been configured without a client auth "
+                                                          "policy (set VerifyClientCertIfGiven or "
+                                                          "RequireAndVerifyClientCert)")
+    ctx.verify_mode = CLIENT_AUTH[auth]
+    if auth != "NoClientCert":
+        try:
+            if tls.client_ca_file:
+                ctx.load_verify_locations(cafile=str(_resolve(base, tls.client_ca_file)))
+            elif tls.client_ca:
+                ctx.load_verify_locations(cadata=tls.client_ca)
+            else:
+                ctx.load_default_certs(ssl.Purpose.CLIENT_AUTH)
+        except (ssl.SSLError, OSError) as exc:
+            key = "client_ca_file" if tls.client_ca_file else "client_ca"
+            reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+            raise _fail(path, f"{prefix}.{key}", f"cannot load the client CA: {reason}") from None
+    return ctx, warnings
+
+
+def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
+    """Read and validate a web configuration file; ConfigError names the key and the reason."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read web config file {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.load(text, Loader=_NoDuplicatesLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ConfigError(f"web config file {path} is not valid YAML{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"web config file {path}: the top level must be a mapping")
+    try:
+        parsed = WebConfigFile.model_validate(data)
+    except ValidationError as exc:
+        raise _pydantic_error(path, exc) from None
+
+    base = path.resolve().parent
+    users: dict[str, bytes] = {}
+    for name, hashed in (parsed.basic_auth_users or {}).items():
+        value = hashed.get_secret_value() if hashed is not None else ""
+        match = BCRYPT_RE.match(value or "")
+        if not match or not 4 <= int(match.group(1)) <= 31:
+            raise _fail(path, f"basic_auth_users.{name}", "not a bcrypt hash (make one with htpasswd -nBC 10 \"\" "
+                                                          "or Python's bcrypt.hashpw; see docs/security.md)")
+        users[str(name)] = value.encode()
+
+    headers: list[tuple[bytes, bytes]] = []
+    http_cfg = parsed.http_server_config or HTTPServerConfig()
+    for name, value in (http_cfg.headers or {}).items():
+        if name not in HEADERS:
+            raise _fail(path, f"http_server_config.headers.{name}", "this HTTP header can not be configured (one of "
+                                                                   f"{', '.join(HEADERS)})")
+        allowed = HEADERS[name]
+        value = "" if value is None else str(value)
+        if allowed is not None and value not in allowed:
+            raise _fail(path, f"http_server_config.headers.{name}", f"invalid value {value!r} (one of "
+                                                                   f"{', '.join(allowed)})")
+        if any(c in value for c in "\r\n\0"):
+            raise _fail(path, f"http_server_config.headers.{name}", "the value contains a line break")
+        if value:  # blank: unset
+            headers.append((name.lower().encode(), value.encode("latin-1", "replace")))
+
+    rate = parsed.rate_limit or RateLimitConfig()
+    if rate.interval < 0:
+        raise _fail(path, "rate_limit.interval", "must not be negative")
+    if rate.interval > 0 and rate.burst < 1:
+        raise _fail(path, "rate_limit.burst", "must be at least 1 when rate_limit.interval is set (0 would refuse "
+                                              "every request)")
+
+    tls = parsed.tls_server_config
+    ssl_context = None
+    warnings: list[str] = []
+    watched = [path]
+    allowed_sans = None
+    if tls is not None and tls.enabled():
+        ssl_context, warnings = _build_ssl_context(path, tls, base)
+        watched += [_resolve(base, p) for p in (tls.cert_file, tls.key_file, tls.client_ca_file) if p]
+        if tls.client_allowed_sans is not None:
+            if (tls.client_auth_type or "NoClientCert") == "NoClientCert":
+                raise _fail(path, "tls_server_config.client_allowed_sans", "needs a client_auth_type that verifies "
+                                                                          "client certificates")
+            allowed_sans = frozenset(tls.client_allowed_sans)
+    elif tls is not None and tls.client_allowed_sans:
+        raise _fail(path, "tls_server_config.client_allowed_sans", "needs TLS (cert_file and key_file)")
+    return WebConfig(path=path, tls=tls if ssl_context else None, ssl_context=ssl_context, users=users,
+                     headers=headers, rate_interval=rate.interval, rate_burst=rate.burst, allowed_sans=allowed_sans,
+                     watched=tuple(watched), warnings=warnings)
+
+
+def peer_allowed(config: WebConfig, ssl_object: ssl.SSLObject | None) -> bool:
+    """client_allowed_sans: the client certificate must carry one of the listed SANs (DNS, IP, e-mail or URI)."""
+    if config.allowed_sans is None:
+        return True
+    der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+    if not der:
+        return False
+    try:
+        names = x509.load_der_x509_certificate(der).extensions.get_extension_for_class(
+            x509.SubjectAlternativeName).value
+    except (ValueError, x509.ExtensionNotFound):
+        return False
+    values = [str(v) for v in names.get_values_for_type(x509.DNSName)]
+    values += [str(v) for v in names.get_values_for_type(x509.RFC822Name)]
+    values += [str(v) for v in names.get_values_for_type(x509.IPAddress)]
+    values += [str(v) for v in names.get_values_for_type(x509.UniformResourceIdentifier)]
+    return any(v in config.allowed_sans for v in values)
+
+
+# --------------------------------------------------------------------------------------------- live reload
+
+
+def _fingerprint(paths: tuple[Path, ...]) -> tuple:
+    result = []
+    for p in paths:
+        try:
+            st = p.stat()  # follows symlinks: a Kubernetes secret volume swaps a symlink
+            result.append((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            result.append(None)
+    return tuple(result)
+
+
+class LiveWebConfig:
+    """The web configuration in force; re-read when the file or a file it names changes."""
+
+    def __init__(self, config: WebConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self._config = config
+        self._clock = clock
+        self._checked = clock()
+        self._fingerprint = _fingerprint(config.watched)
+        self._failed_fingerprint: tuple | None = None
+        self._lock = threading.Lock()
+        for warning in config.warnings:
+            log.warning("msg=%s", _q(f"web config: {warning}"))
+
+    @property
+    def tls(self) -> bool:
+        return self._config.ssl_context is not None
+
+    def current(self) -> WebConfig:
+        now = self._clock()
+        if now - self._checked < RELOAD_CHECK_SECONDS:
+            return self._config
+        with self._lock:
+            if now - self._checked < RELOAD_CHECK_SECONDS:
+                return self._config
+            self._checked = now
+            fingerprint = _fingerprint(self._config.watched)
+            if fingerprint != self._fingerprint and fingerprint != self._failed_fingerprint:
+                self._reload(fingerprint)
+        return self._config
+
+    def _reload(self, fingerprint: tuple) -> None:
+        try:
+            config = load_web_config(self._config.path)
+            if (config.ssl_context is None) != (self._config.ssl_context is None):
+                raise ConfigError("switching TLS on or off needs a restart")
+        except ConfigError as exc:
+            self._failed_fingerprint = fingerprint
+            log.error("msg=%s error=%s", _q("web config change not applied; the previous one stays in force"),
+                      _q(str(exc)))
+            return
+        self._config = config
+        self._fingerprint = _fingerprint(config.watched)
+        self._failed_fingerprint = None
+        log.info("msg=%s file=%s tls=%s users=%d", _q("web config reloaded"), _q(str(config.path)),
+                 str(config.ssl_context is not None).lower(), len(config.users))
+        for warning in config.warnings:
+            log.warning("msg=%s", _q(f"web config: {warning}"))
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+# ---------------------------------------------------------------------------------------------- basic auth
+
+
+class BasicAuth:
+    """Checks ``Authorization: Basic`` against bcrypt hashes.
+
+    bcrypt runs in one worker thread (at cost 10 it takes about 70 ms, and it must not block the event loop);
+    results are cached under an HMAC of user, hash and password (a per-process key; the password itself is not
+    kept), so a scrape with known-good credentials costs a dictionary lookup. An unknown user is checked against
+    a dummy hash of the same cost, so timing does not reveal which users exist. At most ``max_pending`` checks
+    wait for the thread; beyond that the request is refused with 503 rather than queued (a password-guessing
+    flood cannot delay a scrape whose credentials are cached).
+    """
+
+    CACHE_SIZE = 128
+
+    def __init__(self, max_pending: int = 8) -> None:
+        self._key = secrets.token_bytes(32)
+        self._cache: OrderedDict[bytes, bool] = OrderedDict()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bcrypt")
+        self._pending = 0
+        self._max_pending = max_pending
+        self._dummy: dict[bytes, bytes] = {}
+
+    def _cache_key(self, user: bytes, hashed: bytes, password: bytes) -> bytes:
+        message = b"\0".join(base64.b64encode(p) for p in (user, hashed, password))
+        return hmac.new(self._key, message, hashlib.sha256).digest()
+
+    def _dummy_hash(self, cost: bytes) -> bytes:
+        if cost not in self._dummy:
+            self._dummy[cost] = bcrypt.hashpw(secrets.token_bytes(16), bcrypt.gensalt(int(cost)))
+        return self._dummy[cost]
+
+    def _verify(self, password: bytes, hashed: bytes | None, cost: bytes) -> bool:
+        try:
+            ok = bcrypt.checkpw(password, hashed if hashed is not None else self._dummy_hash(cost))
+        except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses
+            ok = False
+        return ok and hashed is not None
+
+    async def check(self, users: dict[str, bytes], authorization: str | None) -> bool | None:
+        """True: allowed; False: refused; None: too many checks pending (answer 503)."""
+        if not authorization:
+            return False
+        scheme, _, encoded = authorization.strip().partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            decoded = base64.b64decode(encoded.strip(), validate=True)
+        except (binascii.Error, ValueError):
+            return False
+        user, sep, password = decoded.partition(b":")
+        if not sep:
+            return False
+        hashed = None
+        for name, value in users.items():  # compare every name, in constant time, without an early exit
+            if hmac.compare_digest(name.encode(), user):
+                hashed = value
+        cost = hashed[4:6] if hashed is not None else max(v[4:6] for v in users.values())
+        key = self._cache_key(user, hashed or b"", password)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        if self._pending >= self._max_pending:
+            return None
+        self._pending += 1
+        try:
+            loop = asyncio.get_running_loop()
+            ok = await loop.run_in_executor(self._executor, self._verify, password, hashed, cost)
+        finally:
+            self._pending -= 1
+        self._cache[key] = ok
+        while len(self._cache) > self.CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return ok
+
+
+class _TokenBucket:
+    """rate_limit: ``burst`` requests at once, then one per ``interval`` (golang.org/x/time/rate's semantics)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._tokens = 0.0
+        self._stamp = clock()
+        self._settings: tuple[float, int] | None = None
+
+    def allow(self, interval: float, burst: int) -> bool:
+        now = self._clock()
+        if self._settings != (interval, burst):
+            self._settings = (interval, burst)
+            self._tokens, self._stamp = float(burst), now
+        self._tokens = min(float(burst), self._tokens + (now - self._stamp) / interval)
+        self._stamp = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False
+
+
+# ------------------------------------------------------------------------------------------------ ASGI gate
+
+
+class WebGate:
+    """ASGI middleware in front of every route: the in-flight request bound, then (with a web config) the
+    configured response headers, the rate limit and basic auth. ``open_paths`` answer without basic auth (only
+    when the operator says so, e.g. ``/healthz`` for a liveness probe)."""
+
+    def __init__(self, app, live: LiveWebConfig | None = None, open_paths: frozenset[str] = frozenset(),
+                 max_requests: int = 64) -> None:
+        self.app = app
+        self.live = live
+        self.open_paths = open_paths
+        self.max_requests = max_requests
+        self.in_flight = 0
+        self.refused = 0
+        self.auth = BasicAuth()
+        self.bucket = _TokenBucket()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        config = self.live.current() if self.live is not None else None
+        extra = config.headers if config is not None else []
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start" and extra:
+                message = dict(message)
+                message["headers"] = list(message.get("headers", [])) + extra
+            await send(message)
+
+        if self.in_flight >= self.max_requests:
+            self.refused += 1
+            await _plain(send_with_headers, 503, "too many requests in progress\n", [(b"retry-after", b"1")])
+            return
+        self.in_flight += 1
+        try:
+            if config is not None:
+                if config.rate_interval > 0 and not self.bucket.allow(config.rate_interval, config.rate_burst):
+                    await _plain(send_with_headers, 429, "Too Many Requests\n")
+                    return
+                if config.users and scope.get("path") not in self.open_paths:
+                    authorization = None
+                    for name, value in scope.get("headers", []):
+                        if name == b"authorization":
+                            authorization = value.decode("latin-1")
+                    ok = await self.auth.check(config.users, authorization)
+                    if ok is None:
+                        await _plain(send_with_headers, 503, "authentication busy\n", [(b"retry-after", b"1")])
+                        return
+                    if not ok:
+                        await _plain(send_with_headers, 401, "Unauthorized\n",
+                                     [(b"www-authenticate", b'Basic realm="middleware-exporter"')])
+                        return
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            self.in_flight -= 1
+
+
+async def _plain(send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = text.encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
