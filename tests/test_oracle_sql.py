@@ -12,6 +12,7 @@ sqlglot = pytest.importorskip("sqlglot")
 from sqlglot import exp  # noqa: E402
 
 from exporter.systems.oracle.collector import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
+from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSettings, view_sql  # noqa: E402
 from exporter.systems.oracle.querymetrics import load_queries  # noqa: E402
 
 SYSTEMS = Path(__file__).resolve().parent.parent / "exporter" / "systems"
@@ -48,6 +49,16 @@ V_VIEWS = {
                    "thread#", "archiver", "log_switch_wait", "logins", "shutdown_pending", "database_status",
                    "instance_role", "active_state", "blocked"},
 }
+# ORA-KGL: V$DIAG_ALERT_EXT (11g and later; documented from 12.2) as Oracle Database Reference 12c Release 2 and 19c
+# list its columns (tests/fixtures/real/oracle/SOURCE.md); MESSAGE_TEXT is further down the same table than the
+# stored excerpts reach and is the column every published query of the view reads.  DUAL for the start time.
+DIAG_VIEWS = {
+    "v$diag_alert_ext": {"addr", "indx", "inst_id", "con_id", "adr_path_idx", "adr_home", "originating_timestamp",
+                         "normalized_timestamp", "organization_id", "component_id", "host_id", "host_address",
+                         "message_type", "message_level", "message_id", "message_group", "client_id", "module_id",
+                         "process_id", "thread_id", "user_id", "instance_id", "detailed_location", "message_text"},
+    "dual": {"dummy"},
+}
 # The HPOM opc_op tables as the project issue names their columns (not verified against a real HPOM schema;
 # the README says so).
 OPC_TABLES = {
@@ -60,7 +71,7 @@ OPC_TABLES = {
     "opc_op.hpom_service_relations": {"parent_service", "child_service"},  # placeholder names (HPOM-SLOD)
 }
 PSEUDO_COLUMNS = {"level", "rownum"}  # Oracle pseudocolumns (hierarchical queries, row numbers)
-KNOWN = {**V_VIEWS, **OPC_TABLES}
+KNOWN = {**V_VIEWS, **DIAG_VIEWS, **OPC_TABLES}
 
 
 def _table_name(table: exp.Table) -> str:
@@ -114,7 +125,10 @@ def problems(sql: str) -> list[str]:
 
 def _shipped() -> list[tuple[str, str]]:
     statements = [("oracle/collector.py:FILE_DIRECTORIES_SQL", FILE_DIRECTORIES_SQL),
-                  ("oracle/collector.py:HOST_NAME_SQL", HOST_NAME_SQL)]
+                  ("oracle/collector.py:HOST_NAME_SQL", HOST_NAME_SQL),
+                  ("oracle/heapwarnings.py:START_SQL", START_SQL),
+                  ("oracle/heapwarnings.py:view_sql", view_sql(HeapWarningSettings())),
+                  ("oracle/heapwarnings.py:view_sql(11g)", view_sql(HeapWarningSettings(con_id_column=False)))]
     for path in sorted(SYSTEMS.glob("*/queries.yaml")):
         statements += [(f"{path.parent.name}/{path.name}:{q.name}", q.sql) for q in load_queries(path)]
     return statements

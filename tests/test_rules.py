@@ -25,7 +25,6 @@ SYSTEMS = {"hpom": "Hpom", "oracle": "Oracle", "ibmmq": "Mq", "host": "Host", "v
 RUNBOOK_BASE = "https://github.com/middleware-exporter/middleware-exporter/blob/main/docs/runbooks/"
 # Rows whose last column asks for an alert or advice but that no rule can serve yet, and why.
 NOT_COVERED = {
-    "ORA-KGL": "the exporter does not read Oracle alert logs",
 }
 
 

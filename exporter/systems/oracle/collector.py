@@ -2,7 +2,8 @@
 in ``queries.yaml`` (data, not code); each database is read in its own thread under a deadline (core.fanout),
 so one that hangs, refuses logins or drops its session shows only in its own ``middleware_oracle_up`` and
 ``..._query_success`` series.  The guide checks (checks.py) are computed from the query results and, for the
-files on this host, from the mount table.  What it reads, the permissions and the guide rows: README.md.
+files on this host, from the mount table.  Heap warnings in the alert log (ORA-KGL) are a source of their own per
+database (heapwarnings.py).  What it reads, the permissions and the guide rows: README.md.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from ...core.fanout import Target, fan_out
 from ...core.metrics import MetricBatch, MetricSpec
 from ...core.procfs import read_text
 from ...core.settings import CollectorSettings, Duration
-from . import checks
+from . import checks, heapwarnings
 from .checks import GuideThresholds, P
 from .client import OracleClient, OracleSettings, error_text
+from .heapwarnings import HeapWarningSettings, HeapWarningSource
 from .parse import Mount, parse_mounts
 
 if TYPE_CHECKING:
@@ -47,7 +49,7 @@ COLLECT_SUCCESS = MetricSpec(f"{P}_collect_success", "gauge", "1 if the database
                              ("database",))
 COLLECT_DURATION = MetricSpec(f"{P}_collect_duration_seconds", "gauge", "Time spent reading the database in the "
                               "last run.", ("database",))
-BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, *checks.SPECS]
+BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, *checks.SPECS, *heapwarnings.SPECS]
 
 
 class DatabaseEntry(OracleSettings):
@@ -60,6 +62,8 @@ class DatabaseEntry(OracleSettings):
                             "compares v$instance.host_name with this host's name.")
     data_paths: list[str] | None = Field(None, description="Directories holding the database files; default: "
                                                            "those of v$datafile, v$tempfile, v$logfile, v$controlfile.")
+    heap_warnings: HeapWarningSettings = Field(default_factory=HeapWarningSettings,
+                                               description="Library-cache heap warnings in the alert log (ORA-KGL).")
 
 
 class OracleCollectorSettings(CollectorSettings):
@@ -101,7 +105,9 @@ class _Database(Target):
         from .querymetrics import QueryRunner
 
         query_time = sum(q.timeout or entry.query_timeout for q in queries)
-        budget = entry.connect_timeout + query_time + 2 * entry.query_timeout  # 2: the file-location lookup
+        self.heap = HeapWarningSource(entry.name, entry.heap_warnings, entry.query_timeout)
+        heap_time = 2 * self.heap.timeout if self.heap.enabled else 0.0  # the view's start and rows, or the file
+        budget = entry.connect_timeout + query_time + 2 * entry.query_timeout + heap_time  # 2: file locations
         super().__init__("oracle", entry.name, budget, collector_timeout)
         self.entry = entry
         self.client = OracleClient(entry.name, entry)
@@ -114,7 +120,11 @@ class _Database(Target):
     def read(self) -> str | None:
         """Everything that talks to the database (in a worker thread under the deadline); returns a problem with
         the optional file-location lookup, which does not fail the database."""
+        if self.heap.kind == "alert_log":
+            self.heap.read(self.client)  # the file first: it does not need the database
         self.runner.run(self.client)
+        if self.heap.kind == "view":
+            self.heap.read(self.client)
         now = time.monotonic()
         if not self.client.up or self.entry.data_paths or now - self.files_checked < FILES_REFRESH_SECONDS:
             return None
@@ -142,7 +152,8 @@ def _read_mounts(procfs: str) -> list[Mount]:
 
 class OracleCollector(Collector):
     name = "oracle"
-    description = "Oracle databases: redo switches and layout, log-switch waits, parameters, limits, NFS, guide checks."
+    description = ("Oracle databases: redo switches and layout, log-switch waits, parameters, limits, NFS, guide "
+                   "checks, library-cache heap warnings.")
     Settings = OracleCollectorSettings
 
     def __init__(self, settings: OracleCollectorSettings, context: Context) -> None:
@@ -192,6 +203,7 @@ class OracleCollector(Collector):
         name, client, outcome = db.entry.name, db.client, db.outcome
         if outcome.overdue:
             db.runner.fail_due(f"database: {outcome.error}")
+            db.heap.fail_due(f"database: {outcome.error}")
             client.up = False
             failure: str | None = f"no answer within the deadline: {outcome.error}"
         else:
@@ -205,7 +217,10 @@ class OracleCollector(Collector):
             batch.note_error(name, problem or client.last_error or "")
         for query, error in db.runner.errors().items():
             batch.note_error(f"{name}:{query}", error)
+        if db.heap.error:
+            batch.note_error(f"{name}:{db.heap.name}", db.heap.error)
         db.runner.emit(batch)
+        db.heap.emit(batch)
         inputs = checks.Inputs.read(db.runner)
         checks.add_checks(batch, db.entry, self.settings.guide, inputs)
         if db.local and db.directories:

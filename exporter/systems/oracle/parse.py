@@ -60,3 +60,81 @@ def int_option(options: dict[str, str], key: str) -> int:
         return int(options.get(key, "0"))
     except ValueError:
         return 0
+
+
+# ---- ORA-KGL: "Heap size 2190K exceeds notification threshold (2048K)" -------------------------------------------
+# Hand-written scanning instead of a regular expression: every step is a fixed-size look around one str.find() hit,
+# so a line of any length (or one of only digits) costs linear time; the alert log and MESSAGE_TEXT are untrusted
+# sizes.
+KGL_PHRASE = "exceeds notification threshold"
+_HEAP = "Heap size "
+_UNITS = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+_MAX_DIGITS = 18  # larger numbers are not sizes Oracle prints; also keeps int() cheap
+
+
+class HeapWarning(NamedTuple):
+    """One library-cache heap warning: the heap size and the notification threshold it exceeded, in bytes (None
+    where the text does not say, e.g. a message cut short)."""
+
+    heap_bytes: int | None
+    threshold_bytes: int | None
+
+
+def _is_digit(char: str) -> bool:
+    return "0" <= char <= "9"  # ASCII only: str.isdigit() accepts other scripts' digits, which int() may refuse
+
+
+def _size_before(text: str, end: int) -> int | None:
+    """The size written just before ``end`` in "Heap size <digits><unit> ", or None."""
+    i = end - 1
+    if i < 0 or text[i] != " ":
+        return None
+    i -= 1
+    multiplier = 1
+    if i >= 0 and text[i] in _UNITS:
+        multiplier = _UNITS[text[i]]
+        i -= 1
+    stop = i
+    while i >= 0 and stop - i < _MAX_DIGITS and _is_digit(text[i]):
+        i -= 1
+    if i == stop or (i >= 0 and _is_digit(text[i])):
+        return None
+    if text[max(0, i + 1 - len(_HEAP)):i + 1] != _HEAP:
+        return None
+    return int(text[i + 1:stop + 1]) * multiplier
+
+
+def _size_after(text: str, start: int) -> int | None:
+    """The size in " (<digits><unit>)" at ``start``, or None."""
+    if text[start:start + 2] != " (":
+        return None
+    i = begin = start + 2
+    while i < len(text) and i - begin < _MAX_DIGITS and _is_digit(text[i]):
+        i += 1
+    if i == begin or (i < len(text) and _is_digit(text[i])):
+        return None
+    digits = text[begin:i]
+    multiplier = _UNITS.get(text[i:i + 1], 1)
+    if multiplier != 1:
+        i += 1
+    if text[i:i + 1] != ")":
+        return None
+    return int(digits) * multiplier
+
+
+def heap_warnings(text: str) -> list[HeapWarning]:
+    """Every "exceeds notification threshold" phrase in ``text`` (an alert-log line or a V$DIAG_ALERT_EXT
+    MESSAGE_TEXT) is one warning; its sizes are read where the whole "Heap size N exceeds notification threshold
+    (T)" form is there."""
+    found = []
+    pos = text.find(KGL_PHRASE)
+    while pos != -1:
+        end = pos + len(KGL_PHRASE)
+        found.append(HeapWarning(_size_before(text, pos), _size_after(text, end)))
+        pos = text.find(KGL_PHRASE, end)
+    return found
+
+
+def alert_log_heap_warnings(lines: Sequence[str]) -> list[HeapWarning]:
+    """The warnings in complete alert-log lines (a line without the phrase costs one substring search)."""
+    return [warning for line in lines if KGL_PHRASE in line for warning in heap_warnings(line)]

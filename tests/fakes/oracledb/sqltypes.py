@@ -21,11 +21,22 @@ NUMBER, DATE, CHAR = "NUMBER", "DATE", "CHAR"
 SCHEMA_FILE = Path(__file__).with_name("schema.yaml")
 
 
+def _kind(declared: str) -> str:
+    """An Oracle datatype as declared (TIMESTAMP(9) WITH TIME ZONE, VARCHAR2(67), NUMBER) reduced to the class
+    that decides comparisons: every datetime type is DATE, every character type CHAR."""
+    name = declared.upper().strip()
+    if name.startswith(("TIMESTAMP", "DATE")):
+        return DATE
+    if name.startswith(("VARCHAR", "NVARCHAR", "CHAR", "NCHAR", "CLOB", "NCLOB", "RAW")):
+        return CHAR
+    return NUMBER if name.startswith(("NUMBER", "INTEGER", "FLOAT", "BINARY_")) else name
+
+
 @lru_cache(maxsize=1)
 def schema() -> dict[str, dict[str, str]]:
     """table (lower case, without schema) -> column -> NUMBER, DATE or CHAR."""
     data = yaml.safe_load(SCHEMA_FILE.read_text())
-    return {table.lower(): {col.lower(): kind.upper() for col, kind in cols.items()} for table, cols in data.items()}
+    return {table.lower(): {col.lower(): _kind(kind) for col, kind in cols.items()} for table, cols in data.items()}
 
 
 class TypeMismatch(Exception):
@@ -98,7 +109,9 @@ def infer(node: exp.Expression, tables: dict[str, str], params: dict[str, Any]) 
         if DATE in (left, right):
             raise TypeMismatch(NUMBER, DATE)
         return NUMBER if left == right == NUMBER else None
-    if isinstance(node, exp.Anonymous) and node.name.upper() == "SYS_EXTRACT_UTC":
+    if isinstance(node, exp.Anonymous) and node.name.upper() in ("SYS_EXTRACT_UTC", "FROM_TZ"):
+        return DATE
+    if isinstance(node, exp.StrToTime):  # TO_TIMESTAMP(text, format)
         return DATE
     return None
 

@@ -1,0 +1,310 @@
+"""ORA-KGL: library-cache heap warnings ("Heap size 2190K exceeds notification threshold (2048K)") counted per
+database, from one of two sources, each with its own success and duration:
+
+- ``alert_log_view``: the XML alert log through SQL (V$DIAG_ALERT_EXT, 11g and later), read incrementally: the
+  last timestamp seen is remembered and every run reads only the newer rows, time filter first, at most
+  ``max_rows`` under the query's own timeout;
+- ``alert_log_file``: the text alert log on this host (10g, or no SQL access), read from a remembered offset, at
+  most ``max_bytes`` a run, with rotation (a new inode) and truncation (a shorter file) detected.  Nothing tails the
+  file in the background: each collection reads what was appended since the last one, bounded by its own deadline
+  (a hung NFS mount costs this source, not the database's queries).
+
+The counter starts at 0 when the exporter starts (the first run only marks where reading begins; ``history``
+makes the SQL source count an earlier window too).  The reasons are in README.md ("ORA-KGL").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, model_validator
+
+from ...core.deadline import BoundedCall
+from ...core.metrics import MetricBatch, MetricSpec
+from ...core.settings import Duration, StrictModel, parse_duration
+from .checks import P
+from .client import MAX_ROWS, error_code, error_text
+from .parse import HeapWarning, alert_log_heap_warnings, heap_warnings
+
+if TYPE_CHECKING:
+    from .client import OracleClient
+
+MIB = 1024 * 1024
+VIEW, FILE = "alert_log_view", "alert_log_file"
+
+HEAP_WARNINGS = MetricSpec(
+    f"{P}_kgl_heap_warnings_total", "counter", "Library-cache heap warnings (\"Heap size ... exceeds notification "
+    "threshold\") logged since the exporter started reading the alert log (ORA-KGL; absent while the source fails).",
+    ("database",), "ORA-KGL: round(increase(...[1d]))")
+MAX_HEAP = MetricSpec(
+    f"{P}_kgl_heap_warning_max_heap_bytes", "gauge", "Largest heap size in the heap warnings counted since the "
+    "exporter started (absent before the first one).", ("database",))
+LOGGED_THRESHOLD = MetricSpec(
+    f"{P}_kgl_heap_warning_logged_threshold_bytes", "gauge", "The notification threshold printed in the latest heap "
+    "warning: _kgl_large_heap_warning_threshold as the instance applied it then (absent before the first one).",
+    ("database",))
+UNREAD = MetricSpec(
+    f"{P}_alert_log_unread_bytes", "gauge", "Bytes of the alert-log file not read yet (above 0 after a run: the "
+    "file grows faster than max_bytes per interval).", ("database",))
+SOURCE_SUCCESS = MetricSpec(
+    f"{P}_source_success", "gauge", "1 if the source (alert_log_view, alert_log_file) was read successfully in the "
+    "last run.", ("database", "source"))
+SOURCE_DURATION = MetricSpec(
+    f"{P}_source_duration_seconds", "gauge", "Time spent reading the source in the last run.",
+    ("database", "source"))
+SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, UNREAD, SOURCE_SUCCESS, SOURCE_DURATION]
+
+# Oracle Database Reference 12c Release 2 (12.2) and 19c, "V$DIAG_ALERT_EXT": ORIGINATING_TIMESTAMP is TIMESTAMP(9)
+# WITH TIME ZONE, CON_ID NUMBER (0 in 12.1 and in non-CDBs), MESSAGE_TEXT the message.  The view shows the XML alert
+# log of the ADR home; on a large ADR home it is slow, so the time predicate comes first and is written on the bare
+# column (no function around it) so that it can limit what is read.  Timestamps travel as text in UTC with nine
+# fractional digits: python-oracledb returns TIMESTAMP WITH TIME ZONE as a naive datetime (offset lost) and
+# microseconds only, so a datetime could neither be compared exactly nor bound back without re-reading a row.
+# No FETCH FIRST (12c+): ROWNUM over an ordered inline view works on 11g too.
+TS_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.FF9'
+START_SQL = (f"SELECT TO_CHAR(SYS_EXTRACT_UTC(SYSTIMESTAMP - NUMTODSINTERVAL(:history_seconds, 'SECOND')), "
+             f"'{TS_FORMAT}') AS start_utc FROM dual")
+VIEW_SQL = """SELECT logged_utc, con_id, message_text FROM (
+  SELECT TO_CHAR(SYS_EXTRACT_UTC(originating_timestamp), '{fmt}') AS logged_utc, {con_id} AS con_id, message_text
+    FROM {view}
+   WHERE originating_timestamp >= FROM_TZ(TO_TIMESTAMP(:since_utc, '{fmt}'), '+00:00')
+     AND message_text LIKE '%exceeds notification threshold%'
+   ORDER BY originating_timestamp
+) WHERE ROWNUM <= :max_rows"""
+
+NonNegativeDuration = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+
+
+class HeapWarningSettings(StrictModel):
+    source: Literal["auto", "view", "alert_log", "off"] = Field(
+        "auto", description="Where heap warnings (ORA-KGL) are read: view (V$DIAG_ALERT_EXT, 11g+), alert_log (the "
+                            "text file at alert_log, 10g or no SQL access), off; auto: alert_log when a path is "
+                            "given, else view.")
+    alert_log: str | None = Field(None, description="Path of the text alert log on this host (alert_<SID>.log).")
+    view: str = Field("v$diag_alert_ext", pattern=r"^[A-Za-z][A-Za-z0-9_$#]*(\.[A-Za-z][A-Za-z0-9_$#]*)?$",
+                      description="The view read by the view source (e.g. sys.x$dbgalertext for a SYS connection "
+                                  "on 11.1).")
+    con_id_column: bool = Field(True, description="The view has CON_ID (12c+); false on 11g.")
+    history: NonNegativeDuration = Field(0.0, description="On the exporter's first run, count the view's warnings "
+                                                          "this far back (0: start counting at 0 from now).")
+    max_rows: int = Field(1000, ge=1, le=MAX_ROWS, description="Rows read from the view per run at most; the "
+                                                               "rest follows in the next runs.")
+    max_bytes: int = Field(4 * MIB, ge=4096, le=256 * MIB, description="Bytes read from the alert-log file per run "
+                                                                       "at most; the rest follows in the next runs.")
+    timeout: Duration | None = Field(None, description="Limit for one read of the source (default: the database's "
+                                                       "query_timeout).")
+
+    @model_validator(mode="after")
+    def _path_for_file(self) -> "HeapWarningSettings":
+        if self.source == "alert_log" and not self.alert_log:
+            raise ValueError("source alert_log needs the alert_log path")
+        return self
+
+    @property
+    def resolved(self) -> str:
+        if self.source == "auto":
+            return "alert_log" if self.alert_log else "view"
+        return self.source
+
+
+def view_sql(settings: HeapWarningSettings) -> str:
+    return VIEW_SQL.format(fmt=TS_FORMAT, con_id="con_id" if settings.con_id_column else "0", view=settings.view)
+
+
+def _valid_mark(text: str) -> bool:
+    """A timestamp as TO_CHAR(..., TS_FORMAT) prints it: 2018-11-12T10:20:24.515554000 (text order = time order)."""
+    template = "dddd-dd-ddTdd:dd:dd.ddddddddd"
+    return len(text) == len(template) and all(
+        ("0" <= c <= "9") if t == "d" else c == t for c, t in zip(text, template, strict=True))
+
+
+@dataclass
+class _Totals:
+    """What the source has counted so far (replaced whole after a successful read, so a reader never sees half)."""
+
+    warnings: int = 0
+    max_heap: int | None = None
+    threshold: int | None = None
+
+    def add(self, found: list[HeapWarning]) -> "_Totals":
+        heaps = [w.heap_bytes for w in found if w.heap_bytes is not None]
+        if self.max_heap is not None:
+            heaps.append(self.max_heap)
+        thresholds = [w.threshold_bytes for w in found if w.threshold_bytes is not None]
+        return _Totals(self.warnings + len(found), max(heaps, default=None),
+                       thresholds[-1] if thresholds else self.threshold)
+
+
+@dataclass
+class _FilePosition:
+    device: int
+    inode: int
+    offset: int  # bytes consumed: up to the end of the last complete line read
+    skipping: bool = False  # inside a line longer than max_bytes: drop bytes up to its end
+
+
+@dataclass
+class HeapWarningSource:
+    """One database's heap-warning source; ``read`` runs in the database's worker, ``emit`` in the collection."""
+
+    database: str
+    settings: HeapWarningSettings
+    default_timeout: float
+    totals: _Totals | None = None  # None until the first successful run
+    success: bool | None = None
+    duration: float = 0.0
+    error: str | None = None
+    pending: bool = False
+    unread: int | None = None
+    _mark: str | None = None  # view: the newest timestamp seen (UTC text)
+    _seen_at_mark: set[tuple[Any, ...]] = field(default_factory=set)
+    _position: _FilePosition | None = None
+
+    def __post_init__(self) -> None:
+        self.kind = self.settings.resolved
+        self.name = FILE if self.kind == "alert_log" else VIEW
+        self._file_call = BoundedCall(f"oracle-{self.database}-alert-log")
+
+    @property
+    def enabled(self) -> bool:
+        return self.kind != "off"
+
+    @property
+    def timeout(self) -> float:
+        return self.settings.timeout or self.default_timeout
+
+    # ---- running ------------------------------------------------------------------------------------------
+    def read(self, client: OracleClient) -> None:
+        """Read what is new; never raises (the outcome is kept for emit)."""
+        if not self.enabled:
+            return
+        self.pending = True
+        started = time.monotonic()
+        try:
+            if self.kind == "alert_log":
+                self._file_call(self._read_file, self.timeout)
+            else:
+                self._read_view(client)
+            self.success, self.error = True, None
+        except Exception as exc:  # noqa: BLE001 - one source's failure must not affect the others
+            self.success, self.error = False, self._describe(exc)
+        self.duration = time.monotonic() - started
+        self.pending = False
+
+    def fail_due(self, error: str) -> None:
+        """The database's run was abandoned before this source finished."""
+        if self.enabled and (self.pending or self.success is None):
+            self.success, self.error, self.duration, self.pending = False, error, 0.0, False
+
+    def _describe(self, exc: Exception) -> str:
+        text = error_text(exc)
+        if error_code(exc) == "ORA-00942":
+            return (f"{self.settings.view} is not readable ({text}): grant SELECT on it to the monitoring user, "
+                    "or read the alert-log file (heap_warnings.alert_log) on 10g")
+        if "timeout" in text.lower() or "DPY-4024" in text or type(exc).__name__ == "Overdue":
+            return f"timed out after {self.timeout:g}s: {text}"
+        return text
+
+    # ---- the view (11g and later) -----------------------------------------------------------------------------
+    def _read_view(self, client: OracleClient) -> None:
+        with client.session() as conn:
+            mark = self._mark
+            if mark is None:
+                rows = client.query(conn, START_SQL, {"history_seconds": int(self.settings.history)},
+                                    self.timeout).rows
+                mark = str(rows[0][0]) if rows and rows[0] else ""
+                if not _valid_mark(mark):
+                    raise ValueError(f"start time {mark[:40]!r} is not a timestamp")
+            result = client.query(conn, view_sql(self.settings),
+                                  {"since_utc": mark, "max_rows": self.settings.max_rows}, self.timeout)
+        index = {name: i for i, name in enumerate(result.columns)}
+        missing = {"logged_utc", "message_text"} - set(index)
+        if missing:
+            raise ValueError(f"columns {sorted(missing)} not in the result ({', '.join(result.columns)})")
+        seen = set(self._seen_at_mark) if mark == self._mark else set()
+        found: list[HeapWarning] = []
+        for number, row in enumerate(result.rows, 1):
+            logged = row[index["logged_utc"]]
+            if not isinstance(logged, str) or not _valid_mark(logged):
+                raise ValueError(f"row {number}: timestamp {str(logged)[:40]!r} is not a timestamp")
+            if logged < mark:
+                continue  # the time predicate already excludes these; a view that ignores it must not recount
+            text = row[index["message_text"]]
+            if text is not None and hasattr(text, "read"):
+                text = text.read()  # a CLOB
+            text = "" if text is None else str(text)
+            con = row[index["con_id"]] if "con_id" in index else None
+            key = (logged, str(con), text)
+            if logged > mark:
+                mark, seen = logged, set()
+            elif key in seen:
+                continue  # the same second as the last run's newest row, read again by ">="
+            seen.add(key)
+            # The view matched the phrase: the row is at least one warning even when its text was cut short.
+            found.extend(heap_warnings(text) or [HeapWarning(None, None)])
+        self._mark, self._seen_at_mark = mark, seen
+        self.totals = (self.totals or _Totals()).add(found)
+
+    # ---- the text file (10g, or no SQL access) ----------------------------------------------------------------
+    def _read_file(self) -> None:
+        path = self.settings.alert_log or ""
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            position = self._position
+            if position is None:  # first run: start at the end (a partial last line is skipped to its end)
+                skipping = False
+                if stat.st_size:
+                    handle.seek(stat.st_size - 1)
+                    skipping = handle.read(1) != b"\n"
+                position = _FilePosition(stat.st_dev, stat.st_ino, stat.st_size, skipping)
+            elif (position.device, position.inode) != (stat.st_dev, stat.st_ino) or stat.st_size < position.offset:
+                position = _FilePosition(stat.st_dev, stat.st_ino, 0)  # rotated (a new file) or truncated
+            else:
+                position = _FilePosition(position.device, position.inode, position.offset, position.skipping)
+            handle.seek(position.offset)
+            data = handle.read(self.settings.max_bytes)
+        found: list[HeapWarning] = []
+        if position.skipping:
+            newline = data.find(b"\n")
+            if newline == -1:
+                position.offset += len(data)
+                data = b""
+            else:
+                position.offset += newline + 1
+                position.skipping = False
+                data = data[newline + 1:]
+        if data:
+            last = data.rfind(b"\n")
+            if last == -1:
+                if len(data) >= self.settings.max_bytes:  # one line longer than a whole read: drop it
+                    position.offset += len(data)
+                    position.skipping = True
+                # else: a line still being written; read again, whole, next time
+            else:
+                complete = data[:last + 1]
+                position.offset += len(complete)
+                # Latin-1 maps every byte to one character: the phrase is ASCII, whatever the database character set
+                found = alert_log_heap_warnings(complete.decode("latin-1").splitlines())
+        self._position = position
+        self.unread = max(0, stat.st_size - position.offset)
+        self.totals = (self.totals or _Totals()).add(found)
+
+    # ---- samples ------------------------------------------------------------------------------------------------
+    def emit(self, batch: MetricBatch) -> None:
+        if not self.enabled or self.success is None:
+            return
+        SOURCE_SUCCESS.add(batch, 1 if self.success else 0, database=self.database, source=self.name)
+        SOURCE_DURATION.add(batch, self.duration, database=self.database, source=self.name)
+        totals = self.totals
+        if not self.success or totals is None:
+            return
+        HEAP_WARNINGS.add(batch, totals.warnings, database=self.database)
+        if totals.max_heap is not None:
+            MAX_HEAP.add(batch, totals.max_heap, database=self.database)
+        if totals.threshold is not None:
+            LOGGED_THRESHOLD.add(batch, totals.threshold, database=self.database)
+        if self.kind == "alert_log" and self.unread is not None:
+            UNREAD.add(batch, self.unread, database=self.database)
