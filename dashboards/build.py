@@ -502,9 +502,34 @@ def ibmmq() -> dm.Dashboard:
             (f'sum by (instance) (rate(middleware_host_cpu_seconds_total{{mode="iowait", {INST}}}[{RI}])) / {cpu_all}',
              "{{instance}} I/O wait"),
             ref(0.1, "guide: CPU idle 10 %")], min_val=0, max_val=1),
-        # Messages got/put per queue manager would need queue statistics, which none of the back-ends reads yet
-        # (the PCF statistics decoder exists; consuming SYSTEM.ADMIN.STATISTICS.QUEUE is not wired): no panel
-        # until a back-end provides them, so that every panel shows data.
+        ts("Throughput per queue manager (messages got and put per second)", "mps",
+           f"{GUIDE} MQ-CPU ({DOC_MQSI}, Test Case 2, Figure 4): the report measured messages per second per queue "
+           "manager; it fell as queue managers and engines were added (1 qmgr: 86 msg/s; each of 5: 43 msg/s) while "
+           "CPU idle approached 0. From the queue manager's resource-statistics publications (STATMQI; pcf and "
+           "runmqsc back-ends, not REST). The dashed series is the hour's level the saturation alert compares with.",
+           [(f"rate(ibmmq_qmgr_interval_destructive_get_total_count_total{{{F}}}[{RI}])", "{{instance}} {{qmgr}} got"),
+            (f"rate(ibmmq_qmgr_interval_mqput_mqput1_total_count_total{{{F}}}[{RI}])", "{{instance}} {{qmgr}} put"),
+            (f"qmgr:ibmmq_qmgr_destructive_gets:rate5m_q90_1h{{{F}}}", "{{instance}} {{qmgr}} got, last hour's level"),
+            ref(86, "guide: 1 qmgr, 1 engine: 86 msg/s"),
+            ref(43, "guide: each of 5 qmgrs: 43 msg/s")]),
+        ts("Throughput against the last hour (got now / hour's level)", "percentunit",
+           f"{GUIDE} MQ-CPU ({DOC_MQSI}, Test Case 2, Figure 4): 'per-qmgr throughput falls' is the second sign of "
+           "CPU saturation; the alert fires when this is under 75 % (a 25 % fall: 2 engines, 2 to 3 qmgrs took each "
+           "from 84 to 61 msg/s) with messages waiting and CPU idle under 10 %.",
+           [(f"qmgr:ibmmq_qmgr_destructive_gets:rate5m{{{F}}} / qmgr:ibmmq_qmgr_destructive_gets:rate5m_q90_1h{{{F}}}",
+             "{{instance}} {{qmgr}}"),
+            ref(0.75, "guide: alert under 75 % (25 % fall)")], min_val=0),
+        ts("Enqueue and dequeue rate per queue", "mps",
+           f"{GUIDE} MQ-DEPTH ({DOC_MQSI}, Test Model): enqueue above dequeue is what makes the depth grow. STATQ "
+           "publications (pcf, runmqsc) for the reported queues, up to statistics_max_queues.",
+           [(f"rate(ibmmq_queue_mqput_mqput1_count_total{{{F}}}[{RI}])", "{{instance}} {{qmgr}} {{queue}} put"),
+            (f"rate(ibmmq_queue_mqget_count_total{{{F}}}[{RI}])", "{{instance}} {{qmgr}} {{queue}} got")]),
+        ts("Rules engines: CPU per queue manager", "percentunit",
+           f"{GUIDE} MQ-ENGINE ({DOC_MQSI}, Test Cases 1-2): CPU seconds per second of the rules engines serving each "
+           "queue manager (process group mqsi_engine, qmgr from -m; 1 = one CPU); the report ran one engine per "
+           "queue manager at 10-15 % of the host each.",
+           [(f"instance_qmgr:middleware_process_group_mqsi_engine_cpu:rate5m{{{F}}}", "{{instance}} {{qmgr}}")],
+           min_val=0),
         tbl("Back-end status per queue manager", "none",
             f"{GUIDE} MQ-* ({DOC_MQSI}): the figures above need the queue manager's back-end (rest, pcf or runmqsc) "
             "to answer; A = success, B = duration in seconds.",

@@ -1,6 +1,7 @@
 """Every dashboard panel query, evaluated by Debian's real Prometheus that has scraped the real exporter fed by
 fixtures for every collector (a recorded /proc with HPOM, MQ, MQSI, Oracle, VHI and Domino processes; a fixture
-HPOM and two Oracle databases through the DB-API stand-in; a fake mqweb; a stand-in Domino console), with the
+HPOM and two Oracle databases through the DB-API stand-in; a fake mqweb and a stand-in ibmmq publishing resource
+statistics; a stand-in Domino console), with the
 project's recording rules loaded.  Each query must parse and return data.  Grafana's variables are replaced the
 way Grafana would expand them for "All": $instance/$qmgr/$database -> .*, $__rate_interval -> 30s."""
 
@@ -117,7 +118,10 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
                     {"name": "opcdb", "dsn": "opcdb.example:1521/openview", "hpom": True, **oracle},
                     {"name": "erp", "dsn": "erp.example:1521/erp", "dedicated_host": True, **oracle}]},
                 "ibmmq": {"enabled": True, "interval": 1, "timeout": 1, "queue_managers": [
-                    {"name": "QM1", "url": mqweb.base_url, "timeout": 0.5}]},
+                    {"name": "QM1", "url": mqweb.base_url, "timeout": 0.5},
+                    # put/get counts: a PCF queue manager served by the stand-in ibmmq (tests/fakes/ibmmq)
+                    {"name": "QM2", "backend": "pcf", "channel": "MONITOR.SVRCONN", "conn_name": "127.0.0.1(1414)",
+                     "timeout": 0.5, "monitor_interval": 1}]},
                 "vhi": {"enabled": True, "interval": 1, "timeout": 1},
                 "domino": {"enabled": True, "interval": 1, "timeout": 1, "command_timeout": 0.5,
                            "command": [_script(bindir / "showstat",
@@ -126,8 +130,12 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
         }
         path = tmp_path / "exporter.yaml"
         path.write_text(yaml.safe_dump(config))
+        (tmp_path / "mq-scenario.json").write_text(json.dumps({
+            "qmgr": "QM2", "monint": 1.0, "gets": [[0, 215]],
+            "queues": [{"name": "RULESIN", "depth": 150, "max_depth": 5000, "share": 1.0}]}))
         exporter = start_exporter("--config", str(path), env={
-            "PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "x"})
+            "PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "x",
+            "FAKE_IBMMQ_SCENARIO": str(tmp_path / "mq-scenario.json")})
         port = free_port()
         rules = tmp_path / "recording.yml"
         shutil.copy(REPO / "alerts" / "recording.yml", rules)
@@ -157,7 +165,8 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
 
         deadline = time.monotonic() + 60
         wanted = ["middleware_hpom_cma_max_per_message", "ibmmq_queue_depth", "middleware_oracle_up",
-                  "middleware_domino_users", "middleware_vhi_sessions_per_cpu", "middleware_host_cpus"]
+                  "middleware_domino_users", "middleware_vhi_sessions_per_cpu", "middleware_host_cpus",
+                  "ibmmq_qmgr_interval_destructive_get_total_count_total"]
         while time.monotonic() < deadline and not all(query(w)[1] for w in wanted):
             time.sleep(1)
         assert all(query(w)[1] for w in wanted), [w for w in wanted if not query(w)[1]]

@@ -233,8 +233,10 @@ def test_every_query_filters_on_instance(dashboards):
             assert target["legendFormat"].startswith("guide:"), (uid, panel["title"], expr)
             continue
         assert '"$instance"' in expr, (uid, panel["title"], expr)
-        # Every selector of a metric carries the filter (a bare metric name would mix instances).
-        for metric in re.findall(r"\b((?:middleware|ibmmq)_[a-z0-9_]+|scrape_duration_seconds)\b(?!\{)", expr):
+        # Every selector of a metric carries the filter (a bare metric name would mix instances); recording-rule
+        # names (level:metric:operations) count as one name.
+        for metric in re.findall(r"(?<![\w:])((?:[a-z_]+:)?(?:middleware|ibmmq)_[a-z0-9_]+(?::[a-z0-9_]+)?"
+                                 r"|scrape_duration_seconds)(?![\w:{])", expr):
             pytest.fail(f"{uid} / {panel['title']}: {metric} without a label filter in {expr}")
 
 

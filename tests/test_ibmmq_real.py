@@ -368,6 +368,31 @@ def test_qmstatus_all_9_4_2():
     assert queues_from_mqsc(blocks) == [] and channels_from_mqsc(blocks) == []
 
 
+# ---- resource-statistics metadata (amqsrua debug trace of a real 9.4.1 queue manager) ------------------------
+
+def test_amqsrua_trace_lists_the_elements_the_exporter_reads():
+    """The classes, types, element ids and datatypes the publication generator builds from: the four elements the
+    exporter counts are delta counts (datatype 2) with the descriptions it looks for, at the ids mq_prometheus's
+    and IBM's sample programs met on that queue manager."""
+    from .fakes.ibmmq.publications import real_metadata
+
+    real("amqsrua_debug_metadata_9.4.1_perf0_cphtestp.txt")
+    meta = {c.name: c for c in real_metadata(REAL / "amqsrua_debug_metadata_9.4.1_perf0_cphtestp.txt").values()}
+    assert [c for c in meta] == ["CPU", "DISK", "STATMQI", "STATQ", "STATAPP", "NHAREPLICA"]
+    types = {(c.name, t.name): t for c in meta.values() for t in c.types.values()}
+    assert (meta["STATMQI"].id, types["STATMQI", "PUT"].id, types["STATMQI", "GET"].id) == (2, 3, 4)
+    assert (meta["STATQ"].id, types["STATQ", "PUT"].id, types["STATQ", "GET"].id) == (3, 2, 3)
+    read = {("STATMQI", "PUT"): "Interval total MQPUT/MQPUT1 count",
+            ("STATMQI", "GET"): "Interval total destructive get- count",
+            ("STATQ", "PUT"): "MQPUT/MQPUT1 count", ("STATQ", "GET"): "MQGET count"}
+    for key, description in read.items():
+        element = types[key].elements[0]
+        assert (element.description, element.datatype) == (description, 2), key
+    assert types["STATQ", "GET"].data_topic == "$SYS/MQ/INFO/QMGR/PERF0/Monitor/STATQ/%s/GET"
+    assert types["STATMQI", "PUT"].data_topic == "$SYS/MQ/INFO/QMGR/PERF0/Monitor/STATMQI/PUT"
+    assert len(types["STATQ", "GET"].elements) == 17 and len(types["STATMQI", "PUT"].elements) == 11
+
+
 # ---- the folder ----------------------------------------------------------------------------------------------
 
 def test_every_genuine_file_has_a_test_and_a_source_entry():

@@ -1,5 +1,6 @@
 """IBM MQ queue managers: queue depths and maximum depths, queue-manager and channel status, each queue manager
-read through its own back-end (mqweb REST, PCF via ``ibmmq``, or ``runmqsc`` text).
+read through its own back-end (mqweb REST, PCF via ``ibmmq``, or ``runmqsc`` text), and put/get counts from the
+queue manager's resource-statistics publications where the back-end can read them (PCF subscriptions, amqsrua).
 
 Metric names and labels are those of IBM's mq_prometheus, so dashboards built for it keep working.  Queue managers
 are read at once through the core fan-out, each under its own deadline: one that fails, hangs or returns garbage
@@ -24,6 +25,7 @@ from .model import (
     Backend,
     BackendError,
     QmgrSnapshot,
+    Throughput,
     channel_status_squash,
 )
 from .states import ROLES, qmgr_state
@@ -52,8 +54,25 @@ class QueueManagerEntry(PasswordSettings):
     dspmq: str = Field("/opt/mqm/bin/dspmq", description="runmqsc: the dspmq binary.")
     command_prefix: list[str] = Field(
         default_factory=list,
-        description="runmqsc: put in front of dspmq and runmqsc, e.g. [ssh, -o, BatchMode=yes, mqhost1], to read "
-                    "a queue manager on another host (its `qmgr` label identifies it; docs/deploy-server.md).")
+        description="runmqsc: put in front of dspmq, runmqsc and amqsrua, e.g. [ssh, -o, BatchMode=yes, mqhost1], "
+                    "to read a queue manager on another host (its `qmgr` label identifies it; docs/deploy-server.md).")
+    # put/get counts
+    statistics: Literal["publications", "reset_qstats", "off"] = Field(
+        "publications",
+        description="pcf/runmqsc: where put/get counts come from. publications: the queue manager's resource-"
+                    "statistics topics (STATMQI, STATQ; MQ 9.0+), through the back-end's own non-durable "
+                    "subscriptions (pcf) or amqsrua (runmqsc); other readers lose nothing. reset_qstats (pcf only): "
+                    "RESET QSTATS per queue, DESTRUCTIVE: it clears the counters for every other tool reading them. "
+                    "rest: mqweb offers neither, the counters are absent.")
+    statistics_max_queues: int = Field(
+        50, ge=0, le=1000, description="pcf/runmqsc: at most this many queues (after include/exclude, by name) get "
+                                       "per-queue counts: two STATQ subscriptions (two object handles, mind MAXHANDS) "
+                                       "each; amqsrua takes 49 at most.")
+    monitor_interval: Duration = Field(
+        10.0, description="pcf/runmqsc: the queue manager's MONINT, seconds between its statistics publications "
+                          "(10 by default; ALTER QMGR MONINT).")
+    amqsrua: str = Field("/opt/mqm/samp/bin/amqsrua",
+                         description="runmqsc: IBM's amqsrua sample (put/get counts); not installed here: no counts.")
 
     @model_validator(mode="after")
     def _backend_settings(self) -> QueueManagerEntry:
@@ -61,6 +80,9 @@ class QueueManagerEntry(PasswordSettings):
             raise ValueError(f"queue manager {self.name}: the rest back-end needs url")
         if self.backend == "pcf" and not (self.channel and self.conn_name):
             raise ValueError(f"queue manager {self.name}: the pcf back-end needs channel and conn_name")
+        if self.statistics == "reset_qstats" and self.backend != "pcf":
+            raise ValueError(f"queue manager {self.name}: statistics reset_qstats needs the pcf back-end (RESET "
+                             "QSTATS is a PCF command on distributed platforms)")
         return self
 
 
@@ -109,12 +131,41 @@ QUEUE_INPUT_HANDLES = MetricSpec(
     "ibmmq_queue_input_handles", "gauge", "Handles open for input (IPPROCS): the consumers.", Q)
 QUEUE_OUTPUT_HANDLES = MetricSpec(
     "ibmmq_queue_output_handles", "gauge", "Handles open for output (OPPROCS): the producers.", Q)
-QUEUE_ENQUEUED = MetricSpec(
-    "ibmmq_queue_enqueued_messages_total", "counter", "Messages put to the queue, where the back-end has queue "
-    "statistics.", Q, "MQ-DEPTH enqueue rate: rate()")
-QUEUE_DEQUEUED = MetricSpec(
-    "ibmmq_queue_dequeued_messages_total", "counter", "Messages got from the queue, where the back-end has queue "
-    "statistics.", Q, "MQ-CPU throughput per queue manager: rate()")
+# Put/get counts: mq_prometheus's names for the same publication elements, as a Prometheus server stores its
+# counters (OpenMetrics adds _total).
+QMGR_PUTS = MetricSpec(
+    "ibmmq_qmgr_interval_mqput_mqput1_total_count_total", "counter", "Messages put (MQPUT and MQPUT1) on the queue "
+    "manager: STATMQI PUT 'Interval total MQPUT/MQPUT1 count' of its statistics publications, summed since the "
+    "exporter started reading them (pcf, runmqsc).", ("qmgr",), "MQ-CPU producers: rate()")
+QMGR_GETS = MetricSpec(
+    "ibmmq_qmgr_interval_destructive_get_total_count_total", "counter", "Messages got (destructive MQGET) on the "
+    "queue manager: STATMQI GET 'Interval total destructive get- count', summed (pcf, runmqsc).", ("qmgr",),
+    "MQ-CPU throughput per queue manager (the report's msgs/s): rate()")
+QUEUE_PUTS = MetricSpec(
+    "ibmmq_queue_mqput_mqput1_count_total", "counter", "Messages put to the queue: STATQ PUT 'MQPUT/MQPUT1 count' "
+    "(or RESET QSTATS MsgEnqCount where opted in), summed (pcf, runmqsc).", Q, "MQ-DEPTH enqueue rate: rate()")
+QUEUE_GETS = MetricSpec(
+    "ibmmq_queue_mqget_count_total", "counter", "Messages got from the queue: STATQ GET 'MQGET count' (or RESET "
+    "QSTATS MsgDeqCount), summed (pcf, runmqsc).", Q, "MQ-DEPTH dequeue rate: rate()")
+SQ = ("qmgr", "source")
+STATS_SUCCESS = MetricSpec(
+    "middleware_ibmmq_statistics_success", "gauge", "1 if the queue manager's put/get statistics source "
+    "(publications, amqsrua, reset_qstats) was read in the last run; absent where the back-end has none.", SQ)
+STATS_DURATION = MetricSpec(
+    "middleware_ibmmq_statistics_duration_seconds", "gauge", "Time reading the statistics source took in the "
+    "last run.", SQ)
+STATS_PUBLICATIONS = MetricSpec(
+    "middleware_ibmmq_statistics_publications_total", "counter", "Statistics publications (or RESET QSTATS "
+    "answers) counted.", SQ)
+STATS_DROPPED = MetricSpec(
+    "middleware_ibmmq_statistics_publications_dropped_total", "counter", "Statistics publications left out: "
+    "garbage, or an interval too long to be one MONINT.", SQ)
+STATS_SUBSCRIPTIONS = MetricSpec(
+    "middleware_ibmmq_statistics_subscriptions", "gauge", "Statistics subscriptions held (queues reset, for "
+    "reset_qstats).", SQ)
+STATS_NOT_SUBSCRIBED = MetricSpec(
+    "middleware_ibmmq_statistics_queues_not_subscribed", "gauge", "Reported queues without per-queue counts "
+    "(over statistics_max_queues).", SQ)
 CHANNEL_STATUS = MetricSpec(
     "ibmmq_channel_status", "gauge", "Channel status (MQCHS: 0 inactive, 1 binding, 2 starting, 3 running, "
     "4 stopping, 5 retrying, 6 stopped, 7 requesting, 8 paused, 9 disconnected, 13 initializing, 14 switching).",
@@ -132,8 +183,9 @@ QUEUES_EXCLUDED = MetricSpec(
     "middleware_ibmmq_queues_excluded", "gauge", "Queues left out by include/exclude.", ("qmgr",))
 
 SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RATIO, QUEUE_OLDEST_MESSAGE_AGE,
-         QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QUEUE_ENQUEUED, QUEUE_DEQUEUED, CHANNEL_STATUS,
-         CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED]
+         QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QMGR_PUTS, QMGR_GETS, QUEUE_PUTS, QUEUE_GETS, CHANNEL_STATUS,
+         CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED, STATS_SUCCESS,
+         STATS_DURATION, STATS_PUBLICATIONS, STATS_DROPPED, STATS_SUBSCRIPTIONS, STATS_NOT_SUBSCRIBED]
 
 
 def _patterns(patterns: list[str]) -> re.Pattern[str]:
@@ -156,23 +208,28 @@ def make_backend(entry: QueueManagerEntry) -> Backend:
         from .pcf import PcfBackend
 
         return PcfBackend(entry.name, entry.channel or "", entry.conn_name or "", user=entry.username,
-                          password=password, timeout=entry.timeout)
+                          password=password, timeout=entry.timeout, statistics=entry.statistics,
+                          statistics_max_queues=entry.statistics_max_queues, monitor_interval=entry.monitor_interval)
     from .runmqsc import RunmqscBackend
 
     return RunmqscBackend(entry.name, runmqsc=entry.runmqsc, dspmq=entry.dspmq, timeout=entry.timeout,
-                          command_prefix=entry.command_prefix)
+                          command_prefix=entry.command_prefix,
+                          amqsrua=entry.amqsrua if entry.statistics == "publications" else None,
+                          monitor_interval=entry.monitor_interval,
+                          statistics_max_queues=entry.statistics_max_queues)
 
 
 class _QueueManager(Target):
     """One queue manager: its settings, its back-end (made on first read) and its queue filter."""
 
-    def __init__(self, entry: QueueManagerEntry, collector_timeout: float) -> None:
+    def __init__(self, entry: QueueManagerEntry, collector_timeout: float, interval: float = 30.0) -> None:
         # dspmq + runmqsc, or a handful of REST calls, each bounded by the entry's timeout
         super().__init__("ibmmq", entry.name, entry.timeout * 4, collector_timeout)
         self.entry = entry
         self.include = _patterns(entry.include)
         self.exclude = _patterns(entry.exclude)
         self.backend: Backend | None = None
+        self.interval = interval
 
     def wanted(self, queue: str) -> bool:
         return bool(self.include.match(queue)) and not self.exclude.match(queue)
@@ -180,6 +237,10 @@ class _QueueManager(Target):
     def read(self) -> QmgrSnapshot:
         if self.backend is None:
             self.backend = make_backend(self.entry)
+            self.backend.wanted = self.wanted  # type: ignore[method-assign] - the statistics follow the filter
+            stats = getattr(self.backend, "stats", None)
+            if hasattr(stats, "ticks"):  # amqsrua: about one collection's worth of publications per command
+                stats.ticks = max(1, round(self.interval / self.entry.monitor_interval))  # type: ignore[union-attr]
         snapshot = self.backend.snapshot()
         if not isinstance(snapshot, QmgrSnapshot):
             raise BackendError(f"back-end returned {type(snapshot).__name__}, not a snapshot")
@@ -197,13 +258,14 @@ class _QueueManager(Target):
 
 class IbmmqCollector(Collector):
     name = "ibmmq"
-    description = "IBM MQ queue managers (REST, PCF or runmqsc): queue depths, qmgr and channel status."
+    description = ("IBM MQ queue managers (REST, PCF or runmqsc): queue depths, qmgr and channel status, put/get "
+                   "counts from the resource-statistics publications (PCF, amqsrua).")
     Settings = IbmmqSettings
 
     def __init__(self, settings: IbmmqSettings, context: Context) -> None:
         super().__init__(settings, context)
         self.settings: IbmmqSettings = settings
-        self.qmgrs = [_QueueManager(entry, settings.timeout) for entry in settings.queue_managers]
+        self.qmgrs = [_QueueManager(entry, settings.timeout, settings.interval) for entry in settings.queue_managers]
 
     @classmethod
     def reference_settings(cls) -> IbmmqSettings:
@@ -254,12 +316,10 @@ class IbmmqCollector(Collector):
                 QUEUE_INPUT_HANDLES.add(batch, queue.open_input, **labels)
             if queue.open_output is not None:
                 QUEUE_OUTPUT_HANDLES.add(batch, queue.open_output, **labels)
-            if queue.enqueued is not None:
-                QUEUE_ENQUEUED.add(batch, queue.enqueued, **labels)
-            if queue.dequeued is not None:
-                QUEUE_DEQUEUED.add(batch, queue.dequeued, **labels)
         QUEUES.add(batch, reported, qmgr=name)
         QUEUES_EXCLUDED.add(batch, excluded, qmgr=name)
+        if snap.throughput is not None:
+            self._emit_throughput(qm, snap.throughput, seen, batch)
         channels: dict[tuple[str, str, str], str] = {}
         for channel in snap.channels:
             key = (channel.name, channel.type, channel.connection)
@@ -273,6 +333,31 @@ class IbmmqCollector(Collector):
             if code is not None:
                 CHANNEL_STATUS.add(batch, code, **labels)
             CHANNEL_STATUS_SQUASH.add(batch, channel_status_squash(status), **labels)
+
+    def _emit_throughput(self, qm: _QueueManager, tp: Throughput, queues: set[str], batch: MetricBatch) -> None:
+        """The statistics source's own success and, when it succeeded, its counters (a failed source adds none:
+        a half-read batch of publications must not look like a fall in throughput)."""
+        name = qm.entry.name
+        labels = {"qmgr": name, "source": tp.source}
+        STATS_SUCCESS.add(batch, 0 if tp.error else 1, **labels)
+        STATS_DURATION.add(batch, tp.duration, **labels)
+        STATS_PUBLICATIONS.add(batch, tp.publications, **labels)
+        STATS_DROPPED.add(batch, tp.dropped, **labels)
+        STATS_SUBSCRIPTIONS.add(batch, tp.subscriptions, **labels)
+        STATS_NOT_SUBSCRIBED.add(batch, tp.not_subscribed, **labels)
+        if tp.error:
+            batch.note_error(f"{name}/statistics", f"{tp.source}: {tp.error}")
+            return
+        if tp.qmgr_puts is not None:
+            QMGR_PUTS.add(batch, tp.qmgr_puts, qmgr=name)
+        if tp.qmgr_gets is not None:
+            QMGR_GETS.add(batch, tp.qmgr_gets, qmgr=name)
+        for queue, value in sorted(tp.queue_puts.items()):
+            if queue in queues and qm.wanted(queue):
+                QUEUE_PUTS.add(batch, value, qmgr=name, queue=queue)
+        for queue, value in sorted(tp.queue_gets.items()):
+            if queue in queues and qm.wanted(queue):
+                QUEUE_GETS.add(batch, value, qmgr=name, queue=queue)
 
     def close(self) -> None:
         for qm in self.qmgrs:

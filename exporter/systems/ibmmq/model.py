@@ -42,8 +42,6 @@ class QueueStatus:
     oldest_message_age: float | None = None  # MSGAGE, seconds (None where monitoring is off)
     open_input: int | None = None  # IPPROCS
     open_output: int | None = None  # OPPROCS
-    enqueued: int | None = None  # cumulative messages put, where the back-end has them (queue statistics)
-    dequeued: int | None = None  # cumulative messages got
 
 
 @dataclass
@@ -55,17 +53,44 @@ class ChannelState:
 
 
 @dataclass
+class Throughput:
+    """Put/get counts of one queue manager from its statistics source (the back-end's resource-statistics
+    subscriptions, amqsrua, or opt-in RESET QSTATS), cumulative since the exporter started reading them.
+
+    ``error`` set means the source failed in this run: its counts are not reported this time (they are kept
+    and go on from where they were once it recovers)."""
+
+    source: str  # "publications", "amqsrua" or "reset_qstats"
+    qmgr_puts: int | None = None  # STATMQI "Interval total MQPUT/MQPUT1 count", summed
+    qmgr_gets: int | None = None  # STATMQI "Interval total destructive get- count", summed
+    queue_puts: dict[str, int] = field(default_factory=dict)  # STATQ "MQPUT/MQPUT1 count" (or MsgEnqCount)
+    queue_gets: dict[str, int] = field(default_factory=dict)  # STATQ "MQGET count" (or MsgDeqCount)
+    publications: int = 0  # publications (or RESET QSTATS answers) used so far
+    dropped: int = 0  # publications left out so far (garbage, or an implausible interval)
+    subscriptions: int = 0  # data subscriptions (or queues reset) in this run
+    not_subscribed: int = 0  # wanted queues over the cap
+    error: str | None = None
+    duration: float = 0.0
+
+
+@dataclass
 class QmgrSnapshot:
     qmgr: str
     status: str  # a state name of states.STATES (RUNNING, RUNNING ELSEWHERE, REPLICA, ENDED NORMALLY, ...)
     queues: list[QueueStatus] = field(default_factory=list)
     channels: list[ChannelState] = field(default_factory=list)
+    throughput: Throughput | None = None  # None: this back-end reads no statistics (rest, or statistics off)
 
 
 class Backend:
-    """One queue manager through one back-end.  ``snapshot()`` raises BackendError on failure."""
+    """One queue manager through one back-end.  ``snapshot()`` raises BackendError on failure.
+
+    ``wanted`` is the collector's queue filter (include/exclude), which bounds the per-queue statistics."""
 
     name = "backend"
+
+    def wanted(self, queue: str) -> bool:
+        return True
 
     def snapshot(self) -> QmgrSnapshot:  # pragma: no cover - interface
         raise NotImplementedError

@@ -501,3 +501,90 @@ def mqwb_error_reason(body: bytes) -> int | None:
     errors = data.get("error") if isinstance(data, dict) else None
     first = next((e for e in errors if isinstance(e, dict)), None) if isinstance(errors, list) else None
     return to_int(first.get("reasonCode")) if first is not None else None
+
+
+# ---- amqsrua text (resource-statistics publications as IBM's sample prints them) ------------------------------
+
+# The elements read, by (class, type), as amqsrua prints their descriptions (the metadata's own text).
+AMQSRUA_ELEMENTS = {
+    "Interval total MQPUT/MQPUT1 count": ("STATMQI", "PUT", "puts"),
+    "Interval total destructive get- count": ("STATMQI", "GET", "gets"),
+    "MQPUT/MQPUT1 count": ("STATQ", "PUT", "puts"),
+    "MQGET count": ("STATQ", "GET", "gets"),
+}
+_AMQSRUA_HEADER = re.compile(r"^Publication received PutDate:(\S{0,8}) PutTime:(\S{0,8})(?: Interval:(.*))?$")
+_AMQSRUA_INTERVAL = re.compile(
+    r"^\s*(?:(\d{1,9}) days,)?(?:(\d{1,9}) hours,)?(?:(\d{1,9}) minutes,)?(\d{1,9})\.(\d{3}) seconds\s*$")
+_AMQSRUA_VALUE = re.compile(r"^(?P<desc>.+?) (?P<value>-?\d{1,19})(?: (?P<rate>-?\d{1,19})/sec)?\s*$")
+_AMQSRUA_REASON = re.compile(r"\b(MQ[A-Z]+) ended with reason code (\d{1,5})\b")
+AMQSRUA_OBJECT_WIDTH = 48  # amqsrua prints the object name as %-48.*s, directly followed by the description
+
+
+@dataclass
+class AmqsruaPublication:
+    """One publication as amqsrua printed it: the interval (seconds, None if not printed) and, per wanted
+    element, (class, type, object or None) -> {"puts"/"gets": count}."""
+
+    put_date: str
+    put_time: str
+    interval: float | None
+    counts: dict[tuple[str, str, str | None], dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class AmqsruaOutput:
+    publications: list[AmqsruaPublication] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # "MQSUB ended with reason code 2035" and the like
+    garbage: list[str] = field(default_factory=list)  # wanted elements whose value is not a count
+
+
+def amqsrua_interval(text: str | None) -> float | None:
+    match = _AMQSRUA_INTERVAL.match(text or "")
+    if not match:
+        return None
+    days, hours, minutes, seconds, millis = (int(g) if g else 0 for g in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds + millis / 1000
+
+
+def parse_amqsrua(text: str, objects: tuple[str, ...] | list[str] = ()) -> AmqsruaOutput:
+    """The publications in amqsrua's output (``Publication received PutDate:... PutTime:... Interval:...``
+    followed by one ``<description> <value> [<rate>/sec]`` line per element, the line prefixed with the object
+    name padded to 48 characters for STATQ).  Only the four elements of AMQSRUA_ELEMENTS are kept; ``objects``
+    are the queue names asked for with ``-o``.  Lines of other elements, debug output and "not recognised"
+    parameters are skipped; ``... ended with reason code N`` lines are errors.  Never raises."""
+    if not isinstance(text, str):
+        text = str(text)
+    out = AmqsruaOutput()
+    wanted_objects = {o for o in objects if o}
+    current: AmqsruaPublication | None = None
+    for raw in text.splitlines():
+        line = raw.rstrip("\r\n")
+        header = _AMQSRUA_HEADER.match(line)
+        if header:
+            current = AmqsruaPublication(header[1], header[2], amqsrua_interval(header[3]))
+            out.publications.append(current)
+            continue
+        reason = _AMQSRUA_REASON.search(line)
+        if reason:
+            out.errors.append(f"{reason[1]} ended with reason code {reason[2]}")
+            continue
+        if current is None:
+            continue
+        obj: str | None = None
+        body = line
+        if len(line) > AMQSRUA_OBJECT_WIDTH and line[:AMQSRUA_OBJECT_WIDTH].rstrip() in wanted_objects:
+            obj, body = line[:AMQSRUA_OBJECT_WIDTH].rstrip(), line[AMQSRUA_OBJECT_WIDTH:]
+        match = _AMQSRUA_VALUE.match(body)
+        if not match:
+            continue
+        element = AMQSRUA_ELEMENTS.get(match["desc"])
+        if element is None or (element[0] == "STATQ") != (obj is not None):
+            continue
+        value = int(match["value"])
+        if value < 0:
+            out.garbage.append(f"{match['desc']} = {value}")
+            continue
+        klass, kind, name = element
+        bucket = current.counts.setdefault((klass, kind, obj), {})
+        bucket[name] = bucket.get(name, 0) + value
+    return out

@@ -1,5 +1,8 @@
 """IBM MQ PCF back-end through the ``ibmmq`` package (the maintained successor of pymqi).
 
+Besides the four inquiries it holds the queue manager's resource-statistics subscriptions (put/get counts,
+:mod:`.statistics`) on the same connection, or, only where configured, resets queue statistics (destructive).
+
 ``ibmmq`` is an optional extra (``pip install 'middleware-exporter[mq]'``) that needs the IBM MQ client libraries,
 so it is imported on the first read of a queue manager using this back-end; without it only that queue manager
 fails ("MQ client not installed").  The decoding (:func:`snapshot_from_pcf`) stays here beside the adapter
@@ -9,11 +12,13 @@ tests check them against ``ibmmq.CMQC``/``CMQCFC``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
-from .model import Backend, BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus
+from .model import Backend, BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus, Throughput
 from .states import STATES, UNKNOWN, qmgr_state_from_code
+from .statistics import PublicationStats, ResetQstatsStats, StatisticsError, describe_error
 
 # CMQC / CMQCFC constants used here.
 MQCA_Q_NAME = 2016
@@ -37,6 +42,14 @@ MQCMD_STATISTICS_Q = 165
 MQRC_UNKNOWN_OBJECT_NAME = 2085
 MQRCCF_CHL_STATUS_NOT_FOUND = 3065
 MQRC_STANDBY_Q_MGR = 2543  # connecting to the standby instance of a multi-instance queue manager
+MQRC_NO_MSG_AVAILABLE = 2033
+MQIA_MSG_ENQ_COUNT = 37
+MQIA_MSG_DEQ_COUNT = 38
+MQCMD_RESET_Q_STATS = 17
+# MQSUB and MQGET options of the statistics subscriptions: a managed (the queue manager makes the queue),
+# non-durable (it goes when the connection goes) subscription, read without waiting or syncpoint.
+MQSO_CREATE, MQSO_NON_DURABLE, MQSO_MANAGED, MQSO_FAIL_IF_QUIESCING = 0x2, 0x0, 0x20, 0x2000
+MQGMO_WAIT, MQGMO_NO_WAIT, MQGMO_NO_SYNCPOINT, MQGMO_CONVERT, MQGMO_FAIL_IF_QUIESCING = 0x1, 0x0, 0x4, 0x4000, 0x2000
 
 # MQQMSTA_* code -> state name (the states themselves are in .states, shared with the other back-ends).
 QMGR_STATUS = {code: qmgr_state_from_code(code).name for code in (1, 2, 3, 4)}
@@ -108,7 +121,9 @@ def snapshot_from_pcf(qmgr: str, qmgr_status: Iterable[dict], queue_status: Iter
 def queue_statistics(params: dict) -> dict[str, tuple[int, int]]:
     """Messages put (MQPUT + MQPUT1) and got per queue from one MQCMD_STATISTICS_Q message's parameters.
 
-    Not read by a back-end yet (no back-end fills ``enqueued``/``dequeued``); the tests decode a real message.
+    Not read by a back-end: statistics messages go to SYSTEM.ADMIN.STATISTICS.QUEUE, where the first reader takes
+    them from every other tool; the back-ends read the resource-statistics publications instead
+    (:mod:`.statistics`).  Kept for the test that decodes a real message.
     """
     result = {}
     for item in params.get(MQGACF_Q_STATISTICS_DATA, []) or []:
@@ -173,6 +188,35 @@ class IbmmqAdapter:
         return self._inquire("MQCMD_INQUIRE_CHANNEL_STATUS", {MQCACH_CHANNEL_NAME: b"*"},
                              (MQRCCF_CHL_STATUS_NOT_FOUND,))
 
+    def subscribe(self, topic: str) -> Any:
+        """A managed, non-durable subscription to ``topic``: the queue manager delivers this subscriber its own
+        copy of every publication; nothing is taken from other subscribers."""
+        sub = self.ibmmq.Subscription(self.qm)
+        sub.sub(sub_opts=MQSO_CREATE | MQSO_NON_DURABLE | MQSO_MANAGED | MQSO_FAIL_IF_QUIESCING,
+                topic_string=topic)
+        return sub
+
+    def get(self, handle: Any, wait: float) -> bytes | None:
+        """The next publication of the subscription, or None; waits ``wait`` seconds at most (0: not at all)."""
+        options = MQGMO_NO_SYNCPOINT | MQGMO_CONVERT | MQGMO_FAIL_IF_QUIESCING
+        options |= MQGMO_WAIT if wait > 0 else MQGMO_NO_WAIT
+        gmo = self.ibmmq.GMO(Options=options, WaitInterval=int(wait * 1000))
+        try:
+            return handle.get(None, self.ibmmq.MD(), gmo)
+        except self.ibmmq.MQMIError as exc:
+            if getattr(exc, "reason", None) == MQRC_NO_MSG_AVAILABLE:
+                return None
+            raise
+
+    def unsubscribe(self, handle: Any) -> None:
+        handle.close(close_sub_queue=True)
+
+    def reset_q_stats(self, queue: str) -> tuple[int, int]:
+        """RESET QSTATS: messages put and got since the last reset, and the counters back to 0 for everyone."""
+        answers = self._inquire("MQCMD_RESET_Q_STATS", {MQCA_Q_NAME: queue.encode()})
+        item = answers[0] if answers else {}
+        return _int(item.get(MQIA_MSG_ENQ_COUNT)) or 0, _int(item.get(MQIA_MSG_DEQ_COUNT)) or 0
+
     def close(self) -> None:
         try:
             self.pcf.disconnect()
@@ -185,18 +229,29 @@ class PcfBackend(Backend):
     name = "pcf"
 
     def __init__(self, qmgr: str, channel: str, conn_name: str, user: str | None = None,
-                 password: str | None = None, timeout: float = 10.0, adapter_factory=None) -> None:
+                 password: str | None = None, timeout: float = 10.0, adapter_factory=None,
+                 statistics: str = "off", statistics_max_queues: int = 50, monitor_interval: float = 10.0) -> None:
         self.qmgr = qmgr
         self._args = (qmgr, channel, conn_name, user, password, timeout)
         self._factory = adapter_factory or IbmmqAdapter
         self._adapter: Any = None
+        self.stats: PublicationStats | ResetQstatsStats | None = None
+        if statistics == "publications":
+            self.stats = PublicationStats(qmgr, statistics_max_queues, wait=min(2.0, timeout / 4),
+                                          max_interval=max(60.0, 3 * monitor_interval))
+        elif statistics == "reset_qstats":
+            self.stats = ResetQstatsStats(qmgr, statistics_max_queues)
+
+    def _secret_free(self, text: str) -> str:
+        password = self._args[4]
+        return text.replace(password, "********") if password else text
 
     def snapshot(self) -> QmgrSnapshot:
         try:
             if self._adapter is None:
                 self._adapter = self._factory(*self._args)
             a = self._adapter
-            return snapshot_from_pcf(self.qmgr, a.qmgr_status(), a.queue_status(), a.queues(), a.channel_status())
+            snap = snapshot_from_pcf(self.qmgr, a.qmgr_status(), a.queue_status(), a.queues(), a.channel_status())
         except BackendError:
             raise
         except Exception as exc:  # noqa: BLE001 - MQMIError and friends: reconnect next time
@@ -205,10 +260,31 @@ class PcfBackend(Backend):
             if reason == MQRC_STANDBY_Q_MGR:  # a healthy standby instance, not a failure
                 return QmgrSnapshot(qmgr=self.qmgr, status=STATES["STANDBY"].name)
             detail = f"MQRC {reason}" if reason is not None else type(exc).__name__
-            message = str(exc).replace(self._args[4] or "\x00", "********") if self._args[4] else str(exc)
-            raise BackendError(f"PCF inquiry failed ({detail}): {message[:200]}") from None
+            raise BackendError(f"PCF inquiry failed ({detail}): {self._secret_free(str(exc))[:200]}") from None
+        if self.stats is not None:
+            snap.throughput = self._statistics(snap)
+        return snap
+
+    def _statistics(self, snap: QmgrSnapshot) -> Throughput:
+        """The statistics source's reading; its failure is its own (the snapshot's other figures stand)."""
+        started = time.monotonic()
+        queues = [q.name for q in snap.queues if self.wanted(q.name)]
+        stats = self.stats
+        assert stats is not None
+        try:
+            if isinstance(stats, ResetQstatsStats):
+                return stats.read(self._adapter.reset_q_stats, queues)
+            return stats.read(self._adapter, queues)
+        except Exception as exc:  # noqa: BLE001 - MQMIError, garbage, a missing class: only this source fails
+            if isinstance(stats, PublicationStats) and getattr(exc, "reason", None) is not None:
+                stats.forget()  # e.g. the connection broke: subscribe again next time
+            text = str(exc) if isinstance(exc, StatisticsError) else describe_error(exc)
+            return Throughput(source=stats.source, error=self._secret_free(text)[:300],
+                              duration=time.monotonic() - started)
 
     def close(self) -> None:
         if self._adapter is not None:
             self._adapter.close()
             self._adapter = None
+        if isinstance(self.stats, PublicationStats):
+            self.stats.forget()

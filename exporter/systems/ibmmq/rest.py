@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ...core.secrets import remember, scrub
 from .model import Backend, BackendError, ChannelState, QmgrSnapshot, QueueStatus
 from .parse import (
     AnswerShapeError,
@@ -95,7 +96,7 @@ class RestBackend(Backend):
         if "@" in parsed.netloc:
             raise ValueError("base_url must not contain credentials: use username and password")
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"base_url must be http(s)://host:port, not {base_url!r}")
+            raise ValueError("base_url must be http(s)://host:port")  # the value unquoted: it could hold a password
         if (username is None) != (password is None):
             raise ValueError("username and password go together")
         if client_key and not client_cert:
@@ -117,6 +118,7 @@ class RestBackend(Backend):
         if username is not None and password is not None:
             token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
             self._auth = f"Basic {token}"
+            remember(token)  # a server that echoes the request must not get the header into a log
             if not self._https:
                 log.warning("queue manager %s: basic authentication over plain http to %s", qmgr, self.base_url)
         self._opener: urllib.request.OpenerDirector | None = None
@@ -204,7 +206,7 @@ class RestBackend(Backend):
         try:
             return json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
-            start = raw[:60].decode("utf-8", "replace").replace("\n", " ")
+            start = scrub(raw[:4096].decode("utf-8", "replace"))[:60].replace("\n", " ")  # scrubbed, then cut
             raise self._fail(f"answer to {what} is not valid JSON ({len(raw)} bytes, starting {start!r})") from None
 
     def _read(self, response: Any, limit: int, started: float, what: str) -> bytes:
@@ -295,7 +297,7 @@ class RestBackend(Backend):
         if answer.failures:
             self.item_errors.extend(self._secret_free(f) for f in answer.failures)
             for failure in answer.failures:
-                log.warning("queue manager %s: skipped %s", self.qmgr, failure)
+                log.warning("queue manager %s: skipped %s", self.qmgr, self._secret_free(failure))
         if answer.error:
             raise self._fail(answer.error)
         return answer.usable

@@ -1,0 +1,239 @@
+"""Stand-in for IBM's ``ibmmq`` package (the MQ client library is not installed here), for the PCF back-end's
+tests and for the end-to-end test, where the real exporter imports it through PYTHONPATH=tests/fakes.
+
+It offers what the back-end uses: ``CD``/``SD``/``MD``/``GMO``, ``QueueManager.connect_with_options``,
+``PCFExecute`` with the four inquiries and RESET_Q_STATS, ``Subscription`` (``sub``/``get``/``close``) and
+``MQMIError``.  What the queue manager holds comes from a scenario: a dict in ``SCENARIO`` or a JSON file named by
+``FAKE_IBMMQ_SCENARIO``.  The retained metadata and the data publications are built by :mod:`.publications`
+(labelled there as generated) from the metadata of a real 9.4.1 queue manager.  A publication is due every
+``monint`` seconds after the scenario's ``start``; each managed subscription receives the publications of the
+ticks after it was made, as a queue manager delivers to each subscriber its own copy (reading them consumes
+nothing of another subscriber's).
+
+Scenario keys: ``qmgr``, ``monint`` (s), ``start`` (epoch s, default: first use), ``queues`` ([{name, depth,
+max_depth, share}]), ``gets``/``puts`` ([[seconds after start, messages per second], ...], step functions),
+``garbage`` (None, "truncated", "wrong_length", "unknown_element", "huge", "not_pcf"), ``deny_subscribe``,
+``no_metadata``, ``connect_error`` (a text echoed in the MQMIError, for the scrubbing test), ``get_delay`` (s),
+``reset_enq``/``reset_deq`` (counts RESET_Q_STATS returns and clears).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any
+
+from . import publications as pub
+
+__version__ = "0.0-fake"
+
+CMQC = SimpleNamespace(
+    MQSO_CREATE=0x2, MQSO_NON_DURABLE=0x0, MQSO_MANAGED=0x20, MQSO_FAIL_IF_QUIESCING=0x2000,
+    MQGMO_WAIT=0x1, MQGMO_NO_WAIT=0x0, MQGMO_NO_SYNCPOINT=0x4, MQGMO_CONVERT=0x4000,
+    MQGMO_FAIL_IF_QUIESCING=0x2000, MQCO_NONE=0, MQCO_REMOVE_SUB=0x8, MQRC_NO_MSG_AVAILABLE=2033,
+    MQRC_NOT_AUTHORIZED=2035, MQRC_UNKNOWN_OBJECT_NAME=2085, MQCC_FAILED=2, MQIA_MSG_ENQ_COUNT=37,
+    MQIA_MSG_DEQ_COUNT=38, MQCA_Q_NAME=2016, MQIA_COMMAND_LEVEL=31, MQRC_Q_MGR_NOT_AVAILABLE=2059)
+CMQCFC = SimpleNamespace(MQCMD_RESET_Q_STATS=17)
+CMQXC = SimpleNamespace(MQCHT_CLNTCONN=6, MQXPT_TCP=2)
+
+SCENARIO: dict[str, Any] | None = None
+CLOCK = time.time
+_lock = threading.Lock()
+_state: dict[str, Any] = {}
+CALLS: list[tuple] = []  # what the back-end did, for the tests
+
+
+class MQMIError(Exception):
+    def __init__(self, comp: int, reason: int, text: str = "") -> None:
+        super().__init__(f"MQI Error. Comp: {comp}, Reason {reason}" + (f": {text}" if text else ""))
+        self.comp, self.reason = comp, reason
+
+
+class _Bag:
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+    def set_vs(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+
+class CD(_Bag):
+    pass
+
+
+class SD(_Bag):
+    pass
+
+
+class MD(_Bag):
+    pass
+
+
+class GMO(_Bag):
+    pass
+
+
+def scenario() -> dict[str, Any]:
+    global SCENARIO
+    with _lock:
+        if SCENARIO is None:
+            path = os.environ.get("FAKE_IBMMQ_SCENARIO")
+            if not path:
+                raise MQMIError(2, 2059, "no scenario")
+            SCENARIO = json.loads(open(path).read())
+        if "start" not in SCENARIO:
+            SCENARIO["start"] = CLOCK()
+        if "meta" not in _state:
+            _state["meta"] = pub.real_metadata()
+        return SCENARIO
+
+
+def _rate(steps: list, t: float) -> float:
+    rate = 0.0
+    for at, value in steps or []:
+        if t >= at:
+            rate = float(value)
+    return rate
+
+
+def reset() -> None:
+    global SCENARIO
+    SCENARIO = None
+    _state.clear()
+    CALLS.clear()
+
+
+class QueueManager:
+    def __init__(self, name: Any = None) -> None:
+        self.name = None
+
+    def connect_with_options(self, name: str, cd: Any = None, user: str | None = None, password: str | None = None,
+                             **kw: Any) -> None:
+        s = scenario()
+        CALLS.append(("connect", name, user))
+        if s.get("connect_error"):
+            raise MQMIError(2, 2035, str(s["connect_error"]))
+        if name != s["qmgr"]:
+            raise MQMIError(2, 2059)
+        self.name = name
+
+    def disconnect(self) -> None:
+        CALLS.append(("disconnect",))
+
+
+class PCFExecute:
+    def __init__(self, qm: QueueManager, response_wait_interval: int = 5000, **kw: Any) -> None:
+        self.qm = qm
+
+    def disconnect(self) -> None:
+        pass
+
+    def MQCMD_INQUIRE_Q_MGR_STATUS(self, args: Any) -> list[dict]:
+        return [{1149: 2}]
+
+    def MQCMD_INQUIRE_Q_STATUS(self, args: Any) -> list[dict]:
+        return [{2016: q["name"].ljust(48).encode(), 3: q.get("depth", 0), 17: q.get("ipprocs", 1),
+                 18: q.get("opprocs", 1), 1227: q.get("msgage", 0)} for q in scenario().get("queues", [])]
+
+    def MQCMD_INQUIRE_Q(self, args: Any) -> list[dict]:
+        return [{2016: q["name"].ljust(48).encode(), 20: 1, 15: q.get("max_depth", 5000)}
+                for q in scenario().get("queues", [])]
+
+    def MQCMD_INQUIRE_CHANNEL_STATUS(self, args: Any) -> list[dict]:
+        return []
+
+    def MQCMD_RESET_Q_STATS(self, args: Any) -> list[dict]:
+        s = scenario()
+        name = args[2016].decode().strip() if isinstance(args.get(2016), bytes) else str(args.get(2016)).strip()
+        CALLS.append(("reset_qstats", name))
+        enq, deq = s.get("reset_enq", {}).get(name, 0), s.get("reset_deq", {}).get(name, 0)
+        s.setdefault("reset_enq", {})[name] = 0  # destructive: the next reader gets only what came since
+        s.setdefault("reset_deq", {})[name] = 0
+        return [{2016: name.ljust(48).encode(), 37: enq, 38: deq, 35: 60}]
+
+
+class Subscription:
+    def __init__(self, qm: QueueManager, **kw: Any) -> None:
+        self.qm = qm
+        self.topic: str | None = None
+        self.made = 0.0
+        self.next_tick = 0
+        self.pending: list[bytes] = []
+        self.closed = False
+
+    def sub(self, sub_desc: Any = None, sub_opts: int | None = None, topic_string: Any = None, **kw: Any) -> None:
+        s = scenario()
+        topic = topic_string.decode() if isinstance(topic_string, bytes) else str(topic_string)
+        CALLS.append(("sub", topic, sub_opts))
+        if s.get("deny_subscribe"):
+            raise MQMIError(2, CMQC.MQRC_NOT_AUTHORIZED)
+        self.topic = topic
+        self.made = CLOCK()
+        monint = float(s.get("monint", 10.0))
+        self.next_tick = int((self.made - s["start"]) // monint) + 1
+        metadata = pub.metadata_messages(_state["meta"], s["qmgr"])
+        if "/METADATA/" in topic:
+            if not s.get("no_metadata") and topic in metadata:
+                self.pending.append(metadata[topic])  # retained: delivered at once
+
+    def _due(self) -> None:
+        s = scenario()
+        if "/METADATA/" in (self.topic or ""):
+            return
+        monint = float(s.get("monint", 10.0))
+        now = CLOCK()
+        while s["start"] + self.next_tick * monint <= now:
+            t = self.next_tick * monint
+            self.next_tick += 1
+            message = self._publication(s, t, monint)
+            if message is not None:
+                self.pending.append(message)
+
+    def _publication(self, s: dict, t: float, monint: float) -> bytes | None:
+        meta, qmgr = _state["meta"], s["qmgr"]
+        gets = round(_rate(s.get("gets"), t - monint / 2) * monint)
+        puts = round(_rate(s.get("puts", s.get("gets")), t - monint / 2) * monint)
+        parts = self.topic.split("/")
+        klass, kind = parts[6], parts[-1]
+        queue = parts[7] if klass == "STATQ" else None
+        extra = []
+        garbage = s.get("garbage")
+        if garbage == "unknown_element":
+            extra = [pub.cfin64(99, 5)]
+        if garbage == "huge":
+            gets = puts = 2**62
+        if klass == "STATMQI":
+            desc = {"PUT": "Interval total MQPUT/MQPUT1 count", "GET": "Interval total destructive get- count"}[kind]
+            values = {desc: puts if kind == "PUT" else gets}
+        else:
+            queues = s.get("queues", [])
+            share = next((q.get("share", 1 / max(len(queues), 1)) for q in queues if q["name"] == queue), 0)
+            desc = {"PUT": "MQPUT/MQPUT1 count", "GET": "MQGET count"}[kind]
+            values = {desc: round((puts if kind == "PUT" else gets) * share)}
+        message = pub.publication(meta, qmgr, klass, kind, values, interval_us=int(monint * 1e6), queue=queue,
+                                  extra=extra)
+        if garbage == "truncated":
+            message = message[: len(message) // 2]
+        elif garbage == "wrong_length":
+            message = message[:40] + (9999).to_bytes(4, "little") + message[44:]
+        elif garbage == "not_pcf":
+            message = b"hello world, not a PCF message at all"
+        return message
+
+    def get(self, max_length: Any = None, md: Any = None, gmo: Any = None) -> bytes:
+        s = scenario()
+        if s.get("get_delay"):
+            time.sleep(float(s["get_delay"]))
+        if self.closed:
+            raise MQMIError(2, 2019)
+        self._due()
+        if not self.pending:
+            raise MQMIError(2, CMQC.MQRC_NO_MSG_AVAILABLE)
+        return self.pending.pop(0)
+
+    def close(self, sub_close_options: int = 0, close_sub_queue: bool = False, **kw: Any) -> None:
+        CALLS.append(("close", self.topic))
+        self.closed = True
