@@ -62,8 +62,7 @@ def _sub_dict(alone: dict, mixed: dict) -> bool:
 
 def _dspmq_keeps(alone, mixed) -> bool:
     """Every queue manager still there with its fields (an appended INSTANCE line may add an instance)."""
-    found = {r.qmgr: r for r in mixed}
-    return all(r.qmgr in found and r.fields.items() <= found[r.qmgr].fields.items() for r in alone)
+    return all(any(m.qmgr == r.qmgr and r.fields.items() <= m.fields.items() for m in mixed) for r in alone)
 
 
 # What str.splitlines() breaks on: the appended input must be one line.

@@ -42,7 +42,8 @@ def test_soak_short_form():
 def test_fuzz_short_form():
     """Every parser fuzzed (atheris, seeded from the fixtures), 2,000 inputs each, and the pathological inputs
     timed: no exception, no result lost to a bad line, nothing over the script's budget (it exits 1 otherwise)."""
-    out = _run("bench/fuzz.py", "--runs", "2000")
+    # a generous budget here: the suite shares the machine (no timing assertions in tests); the long form keeps 100 ms
+    out = _run("bench/fuzz.py", "--runs", "2000", "--budget-ms", "2000")
     assert "result: ok" in out
 
 
