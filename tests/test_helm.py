@@ -3,7 +3,10 @@
 The chart reads the repository's alerts/*.yml and dashboards/*.json through the symlinks
 helm/middleware-exporter/files/{alerts,dashboards} (Helm 3 follows symlinks in a chart directory when loading
 and packaging it, with a "found symbolic link in path" warning), so the rendered PrometheusRule must carry
-exactly the groups of the rule files.
+exactly the groups of the rule files. The rules and dashboards come with a daemonset release by default
+(monitoringContent), and the Prometheus Operator objects only with its CRDs, so the renders here pass
+`--api-versions monitoring.coreos.com/v1`. The community value names, the two-release layout in a real Prometheus
+and the rule rewrites: tests/test_chart_values.py; kubeconform, helm-unittest and helm-docs: tests/test_chart_tools.py.
 
 Needs helm (v3.16: /root/go/bin/helm, $(go env GOPATH)/bin/helm or on PATH; under CI it is built with
 `go install helm.sh/helm/v3/cmd/helm@v3.16.4` when missing), kubernetes-validate (Kubernetes OpenAPI schemas,
@@ -59,6 +62,11 @@ def _find_helm() -> str | None:
 
 @pytest.fixture(scope="module")
 def helm() -> str:
+    return helm_binary()
+
+
+def helm_binary() -> str:
+    """helm, built under CI when missing (a plain function: tests/test_chart_*.py use it for their fixture)."""
     path = _find_helm()
     if path:
         return path
@@ -82,8 +90,12 @@ def run_helm(helm: str, *args: str, check: bool = True) -> subprocess.CompletedP
     return result
 
 
+# As if the Prometheus Operator's CRDs were installed (the chart renders its objects only then).
+CRDS = ("--api-versions", "monitoring.coreos.com/v1")
+
+
 def render(helm: str, *args: str) -> list[dict]:
-    out = run_helm(helm, "template", "mw", str(CHART), "--namespace", "monitoring", *args).stdout
+    out = run_helm(helm, "template", "mw", str(CHART), "--namespace", "monitoring", *CRDS, *args).stdout
     return [doc for doc in yaml.safe_load_all(out) if doc]
 
 
@@ -119,6 +131,12 @@ def default_docs(helm) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
+def daemonset_docs(helm) -> list[dict]:
+    """The release that carries the rules and dashboards by default (monitoringContent.enabled: null)."""
+    return render(helm, "--set", "mode=daemonset")
+
+
+@pytest.fixture(scope="module")
 def full_docs(helm) -> list[dict]:
     return render(helm, "-f", str(FULL_VALUES))
 
@@ -137,10 +155,11 @@ def test_lint_strict(helm, values):
     assert "0 chart(s) failed" in result.stdout
 
 
-def test_default_render(default_docs):
+def test_default_render(default_docs, daemonset_docs):
     kinds = sorted(d["kind"] for d in default_docs)
     assert kinds.count("Deployment") == 1 and "DaemonSet" not in kinds
-    assert {"Service", "ServiceAccount", "ConfigMap", "PrometheusRule"} <= set(kinds)
+    assert {"Service", "ServiceAccount", "ConfigMap"} <= set(kinds)
+    assert "PrometheusRule" not in kinds  # a deployment release leaves rules and dashboards to the daemonset one
     assert "ServiceMonitor" not in kinds
     assert "Secret" not in kinds  # no credentials by default
 
@@ -169,8 +188,11 @@ def test_default_render(default_docs):
     config = yaml.safe_load(config_map["data"]["config.yaml"])
     assert config["web"]["listen_address"] == ":19462"
     assert config["paths"] == {"procfs": "/proc", "sysfs": "/sys"}
+    assert config["collectors"] == {"host": {"enabled": False}, "process": {"enabled": False}}
+    assert not [cm for cm in by_kind(default_docs, "ConfigMap") if cm["metadata"]["labels"].get("grafana_dashboard")]
 
-    dashboards = [cm for cm in by_kind(default_docs, "ConfigMap") if cm["metadata"]["labels"].get("grafana_dashboard")]
+    dashboards = [cm for cm in by_kind(daemonset_docs, "ConfigMap")
+                  if cm["metadata"]["labels"].get("grafana_dashboard")]
     expected = sorted(p.name for p in (REPO / "dashboards").glob("*.json"))
     assert sorted(name for cm in dashboards for name in cm["data"]) == expected
     for cm in dashboards:
@@ -202,6 +224,7 @@ def _validate_crd(doc: dict) -> None:
 
 @pytest.mark.parametrize("values", [None, FULL_VALUES], ids=["default", "full"])
 def test_rendered_manifests_validate_offline(helm, values):
+    # kubeconform -strict on 1.29/1.32 with the real CRD schemas: tests/test_chart_tools.py
     pytest.importorskip("kubernetes_validate")
     pytest.importorskip("jsonschema")
     docs = render(helm, *(["-f", str(values)] if values else []))
@@ -229,15 +252,16 @@ def test_crd_schemas_reject_wrong_manifests():
         _validate_crd(bad_monitor)
 
 
-def test_prometheusrule_carries_exactly_the_alert_files(default_docs):
-    groups = the_rule(default_docs)["spec"]["groups"]
+def test_prometheusrule_carries_exactly_the_alert_files(daemonset_docs):
+    groups = the_rule(daemonset_docs)["spec"]["groups"]
     names = [g["name"] for g in groups]
     assert len(names) == len(set(names)), "duplicate group names"
     assert sorted_by_name(groups) == sorted_by_name(alert_groups())
 
 
 def test_threshold_override_changes_exactly_one_rule(helm):
-    groups = sorted_by_name(the_rule(render(helm, "--set", "thresholds.hpom_ack_bulk=4000"))["spec"]["groups"])
+    groups = sorted_by_name(the_rule(render(helm, "--set", "mode=daemonset", "--set",
+                                            "thresholds.hpom_ack_bulk=4000"))["spec"]["groups"])
     original = sorted_by_name(alert_groups())
     assert [g["name"] for g in groups] == [g["name"] for g in original]
     changed = []
@@ -255,7 +279,8 @@ def test_threshold_override_changes_exactly_one_rule(helm):
 
 
 def test_threshold_override_of_unknown_name_fails(helm):
-    result = run_helm(helm, "template", "mw", str(CHART), "--set", "thresholds.no_such_threshold=1", check=False)
+    result = run_helm(helm, "template", "mw", str(CHART), *CRDS, "--set", "mode=daemonset",
+                      "--set", "thresholds.no_such_threshold=1", check=False)
     assert result.returncode != 0
     assert "no_such_threshold" in result.stderr
 
@@ -349,7 +374,9 @@ def test_servicemonitor_only_when_enabled(helm, default_docs):
 
 
 def test_prometheusrule_can_be_disabled(helm):
-    assert not by_kind(render(helm, "--set", "prometheusRule.enabled=false"), "PrometheusRule")
+    assert by_kind(render(helm, "--set", "mode=daemonset"), "PrometheusRule")
+    assert not by_kind(render(helm, "--set", "mode=daemonset", "--set", "prometheusRule.enabled=false"),
+                       "PrometheusRule")
 
 
 @pytest.mark.parametrize("setting, field", [
@@ -386,7 +413,7 @@ def test_package_contains_the_rule_files_and_dashboards(helm, tmp_path):
     import tarfile
 
     run_helm(helm, "package", str(CHART), "--destination", str(tmp_path))
-    (archive,) = tmp_path.glob("middleware-exporter-0.1.0.tgz")
+    (archive,) = tmp_path.glob("middleware-exporter-*.tgz")
     with tarfile.open(archive) as tar:
         members = {m.name: m for m in tar.getmembers()}
         for source in [*rule_files(), *sorted((REPO / "dashboards").glob("*.json"))]:

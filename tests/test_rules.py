@@ -68,15 +68,17 @@ MAJORS = pytest.mark.parametrize("major", ["2", "3"], ids=["prometheus-2.42", "p
 @MAJORS
 def test_promtool_check_rules(major):
     promtool = promtool_of(major)
-    result = subprocess.run([promtool, "check", "rules", *map(str, rule_files())], capture_output=True, text=True,
-                            timeout=120)
+    variants = sorted((ALERTS / "variants").rglob("*.yml"))
+    result = subprocess.run([promtool, "check", "rules", *map(str, rule_files() + variants)], capture_output=True,
+                            text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @MAJORS
 def test_promtool_unit_tests(major):
     promtool = promtool_of(major)
-    tests = sorted(p.name for p in RULE_TESTS.glob("*.test.yml"))
+    # rglob: the tests of the rendered variants (tests/rules/variants/..., see tools/mixin.py) run too
+    tests = sorted(str(p.relative_to(RULE_TESTS)) for p in RULE_TESTS.rglob("*.test.yml"))
     assert tests, "no rule unit tests"
     result = subprocess.run([promtool, "test", "rules", *tests], cwd=RULE_TESTS, capture_output=True, text=True,
                             timeout=300)
@@ -88,7 +90,8 @@ def test_every_system_has_its_file_and_groups():
         path = ALERTS / f"{system}.yml"
         assert path.exists(), path
         groups = [g["name"] for g in yaml.safe_load(path.read_text())["groups"]]
-        assert groups == [f"middleware-{system}-thresholds", f"middleware-{system}"], (path.name, groups)
+        recording = [f"middleware-{system}-recording"] if f"middleware-{system}-recording" in groups else []
+        assert groups == [f"middleware-{system}-thresholds", *recording, f"middleware-{system}"], (path.name, groups)
 
 
 @pytest.mark.parametrize("system,rule", alerts(), ids=[r["alert"] for _, r in alerts()])

@@ -29,6 +29,76 @@ helm.sh/chart: {{ include "middleware-exporter.chart" . }}
 {{ include "middleware-exporter.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "middleware-exporter.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride }}
+{{- end }}
+
+{{/* "true" when the Prometheus Operator objects may be rendered (CRDs present or forced). */}}
+{{- define "middleware-exporter.monitoringCRDs" -}}
+{{- if or .Values.forceMonitoringCRDs (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}true{{ end }}
+{{- end }}
+
+{{/* "true" when this release carries the rules / dashboards (see monitoringContent in values.yaml). */}}
+{{- define "middleware-exporter.content" -}}
+{{- $content := .Values.monitoringContent.enabled }}
+{{- if kindIs "invalid" $content }}{{ $content = eq .Values.mode "daemonset" }}{{ end }}
+{{- $content }}
+{{- end }}
+{{- define "middleware-exporter.rulesEnabled" -}}
+{{- $on := .Values.prometheusRule.enabled }}
+{{- if kindIs "invalid" $on }}{{ $on = eq (include "middleware-exporter.content" .) "true" }}{{ end }}
+{{- if $on }}true{{ end }}
+{{- end }}
+{{- define "middleware-exporter.dashboardsEnabled" -}}
+{{- $on := .Values.dashboards.enabled }}
+{{- if kindIs "invalid" $on }}{{ $on = eq (include "middleware-exporter.content" .) "true" }}{{ end }}
+{{- if $on }}true{{ end }}
+{{- end }}
+
+{{- define "middleware-exporter.image" -}}
+{{- $image := .Values.image }}
+{{- if regexMatch "(?i)(^|/)(example|replace-me)(/|$)" (printf "%s/%s" $image.registry $image.repository) }}
+{{- fail (printf "image: %s/%s is a placeholder; build the image (docs/deployment.md, \"Image\"), push it and set image.registry/image.repository to where it is" $image.registry $image.repository) }}
+{{- end }}
+{{- $registry := $image.registry | default (.Values.global.imageRegistry | default "") }}
+{{- $name := $image.repository }}
+{{- if $registry }}{{ $name = printf "%s/%s" (trimSuffix "/" $registry) $image.repository }}{{ end }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $name $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $name ($image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/* The rule files: alerts/*.yml (but alertmanager.yml), replaced by alerts/variants/node_exporter/<same name>
+when hostMetricsSource is node_exporter. Returns a YAML map path -> file name. */}}
+{{- define "middleware-exporter.ruleFiles" -}}
+{{- $files := dict }}
+{{- range $path, $_ := .Files.Glob "files/alerts/*.yml" }}
+{{- if ne (base $path) "alertmanager.yml" }}{{ $_ := set $files (base $path) $path }}{{ end }}
+{{- end }}
+{{- if eq .Values.hostMetricsSource "node_exporter" }}
+{{- range $path, $_ := .Files.Glob "files/alerts/variants/node_exporter/*.yml" }}
+{{- $_ := set $files (base $path) $path }}
+{{- end }}
+{{- end }}
+{{- toYaml $files }}
+{{- end }}
+
+{{- define "middleware-exporter.dashboardFiles" -}}
+{{- $files := dict }}
+{{- range $path, $_ := .Files.Glob "files/dashboards/*.json" }}{{ $_ := set $files (base $path) $path }}{{ end }}
+{{- if eq .Values.hostMetricsSource "node_exporter" }}
+{{- range $path, $_ := .Files.Glob "files/dashboards/variants/node_exporter/*.json" }}
+{{- $_ := set $files (base $path) $path }}
+{{- end }}
+{{- end }}
+{{- toYaml $files }}
 {{- end }}
 
 {{- define "middleware-exporter.serviceAccountName" -}}
@@ -57,10 +127,41 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $sysfs = "/host/sys" }}
 {{- end }}
 {{- $defaults := dict "web" (dict "listen_address" ":19462") "paths" (dict "procfs" $procfs "sysfs" $sysfs) }}
+{{- if or (ne .Values.mode "daemonset") (eq .Values.hostMetricsSource "node_exporter") }}
+{{- $_ := set $defaults "collectors" (dict "host" (dict "enabled" false)) }}
+{{- end }}
+{{- if ne .Values.mode "daemonset" }}
+{{- $_ := set $defaults.collectors "process" (dict "enabled" false) }}
+{{- end }}
 {{- $config := mustMergeOverwrite $defaults (deepCopy (.Values.config | default dict)) }}
 {{- $rendered := toYaml $config }}
 {{- if regexMatch "(?mi)^[ \\t-]*[a-z_]*(password|passwd|secret|token|api_?key)[ \\t]*:" $rendered }}
 {{- fail "config: a password/secret/token is inlined; put it into `secrets` (or existingSecret) and reference it with password_file: /etc/middleware-exporter/secrets/<key>" }}
 {{- end }}
 {{- $rendered }}
+{{- end }}
+
+{{/* Endpoint fields shared by the ServiceMonitor and the PodMonitor (argument: their values). */}}
+{{- define "middleware-exporter.endpoint" -}}
+path: {{ .path | default "/metrics" }}
+scheme: {{ .scheme | default "http" }}
+{{- with .interval }}
+interval: {{ . }}
+{{- end }}
+{{- with .scrapeTimeout }}
+scrapeTimeout: {{ . }}
+{{- end }}
+honorLabels: {{ .honorLabels }}
+{{- with .tlsConfig }}
+tlsConfig:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .relabelings }}
+relabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}

@@ -1,0 +1,8 @@
+// The alert groups (middleware-<system>), one file per system (recording rules are in ../rules/).
+(import 'domino.libsonnet') +
+(import 'exporter.libsonnet') +
+(import 'host.libsonnet') +
+(import 'hpom.libsonnet') +
+(import 'ibmmq.libsonnet') +
+(import 'oracle.libsonnet') +
+(import 'vhi.libsonnet')

@@ -1,0 +1,83 @@
+// middleware-exporter itself: alert rules.
+//
+// Operational rules (guide_row none): the exporter is not scraped, a collector fails, or a collector takes
+// nearly its whole timeout. Metrics: `up` (Prometheus) and the `exporter` self-metrics
+// (middleware_scrape_collector_*; docs/architecture.md, docs/metrics.md).
+// Runbooks: docs/runbooks/exporter.md. Unit tests: tests/rules/exporter.test.yml.
+
+local utils = import '../lib/utils.libsonnet';
+
+{
+  prometheusAlerts+:: {
+    groups+: [
+      {
+        name: 'middleware-exporter',
+        rules: [
+          // The job selector (config middlewareSelector, in every rule) must match the job name of the scrape
+          // configuration that scrapes the exporters (job="middleware" in the project's examples,
+          // "middleware-exporter" from the Helm chart; by default any job whose name starts with "middleware").
+          // Set middlewareSelector when the exporters are scraped under another job name, or no alert fires.
+          // The alert keeps `instance`: Alertmanager's example configuration (alerts/alertmanager.yml) inhibits
+          // every other alert of the same instance while this one fires.
+          {
+            alert: 'MiddlewareExporterDown',
+            expr: 'up{%(middlewareSelector)s} == 0' % $._config,
+            'for': '5m',
+            labels: { severity: 'critical', system: 'exporter', guide_row: 'none' },
+            annotations: {
+              summary: 'Prometheus cannot scrape a middleware-exporter.',
+              description: utils.fold(|||
+                Prometheus has not been able to scrape {{ $labels.instance }} (job {{ $labels.job }}) for 5 minutes
+                (up = {{ $value }}). No HPOM, Oracle, IBM MQ, VHI, Domino or host figures arrive from it, so none of
+                their alerts can fire.
+              |||),
+              runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterDown'),
+              source: 'docs/architecture.md, Endpoints and How collection works (none)',
+            },
+          },
+          {
+            alert: 'MiddlewareExporterCollectorFailing',
+            expr: 'middleware_scrape_collector_success{%(middlewareSelector)s} == 0' % $._config,
+            'for': '15m',
+            labels: { severity: 'warning', system: 'exporter', guide_row: 'none' },
+            annotations: {
+              summary: 'A middleware-exporter collector is failing.',
+              description: utils.fold(|||
+                The {{ $labels.collector }} collector on {{ $labels.instance }} has failed for 15 minutes (success =
+                {{ $value }}): it raised an error, overran its timeout or produced invalid samples, and its metrics
+                are left out of /metrics. The error is in the exporter's /api/v1/collectors.
+              |||),
+              runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterCollectorFailing'),
+              source: 'docs/architecture.md, How collection works, self-metrics (none)',
+            },
+          },
+          // $value is the last run's duration; the threshold is a share of the collector's own timeout.
+          {
+            alert: 'MiddlewareExporterCollectorSlow',
+            expr: |||
+              middleware_scrape_collector_duration_seconds{%(middlewareSelector)s}
+                > middleware_scrape_collector_timeout_seconds{%(middlewareSelector)s}
+                  * on () group_left () middleware:threshold:exporter_collector_slow_ratio
+            ||| % $._config,
+            'for': '15m',
+            labels: { severity: 'warning', system: 'exporter', guide_row: 'none' },
+            annotations: {
+              summary: 'A middleware-exporter collector is nearly slower than its timeout.',
+              description: utils.fold(|||
+                The {{ $labels.collector }} collector on {{ $labels.instance }} has taken {{ $value |
+                humanizeDuration }} per run for 15 minutes, more than {{ with query
+                "middleware:threshold:exporter_collector_slow_ratio" }}{{ . | first | value | humanizePercentage
+                }}{{ end }} of its {{ with printf
+                "middleware_scrape_collector_timeout_seconds{instance=%q,collector=%q}" $labels.instance
+                $labels.collector | query }}{{ . | first | value | humanizeDuration }}{{ end }} timeout: a little
+                more and its runs fail and its metrics disappear.
+              |||),
+              runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterCollectorSlow'),
+              source: 'docs/architecture.md, How collection works, self-metrics (none)',
+            },
+          },
+        ],
+      },
+    ],
+  },
+}

@@ -1,0 +1,92 @@
+// Configuration of the middleware-exporter mixin (alerts, recording rules and dashboards).
+// Override any field with `(import 'mixin.libsonnet') + { _config+:: { ... } }`; mixin/README.md lists them.
+{
+  _config+:: {
+    // Label matcher(s) that select the middleware-exporter's series. The default matches both scrape jobs the
+    // project documents: `job="middleware"` (examples/prometheus.yml, README) and `job="middleware-exporter"`
+    // (the Helm chart's ServiceMonitor takes the job from app.kubernetes.io/name). It keeps out the series of
+    // IBM's own MQ exporter (same `ibmmq_*` names) scraped under another job. Narrow it to one job where
+    // other jobs start with "middleware".
+    middlewareSelector: 'job=~"middleware.*"',
+
+    // Where the host figures come from: 'middleware' (the exporter's host collector, middleware_host_*) or
+    // 'node_exporter' (node_exporter's node_* series, selected with nodeExporterSelector). The host rules render
+    // into alerts/variants/node_exporter/ for the second; see mixin/README.md for what it cannot cover.
+    hostMetricsSource: 'middleware',
+    nodeExporterSelector: 'job="node-exporter"',
+
+    // Multi-cluster: with showMultiCluster the rules keep `clusterLabel` in every `by`/`on` list and the
+    // dashboards get a cluster variable.
+    clusterLabel: 'cluster',
+    showMultiCluster: false,
+
+    // Runbook link of every alert. Fields: %(system)s (hpom, oracle, ibmmq, host, vhi, domino, exporter),
+    // %(alert)s (the alert name in lower case: the anchor of its `## AlertName` section), %(alertname)s.
+    runbookURLPattern: 'https://github.com/middleware-exporter/middleware-exporter/blob/main/docs/runbooks/%(system)s.md#%(alert)s',
+
+    // The `middleware:threshold:<name>` recording rules: name -> value. The sources and readings are in the
+    // comments of mixin/alerts/<system>.libsonnet and the table of alerts/README.md.
+    thresholds: {
+      // domino
+      domino_disk_service_time_seconds: 0.035,
+      domino_disk_min_iops: 1,
+      domino_page_scan_rate: 150,
+      domino_reference_cpus_per_1000_users: 1.13,
+      domino_per_user_cpu_min_users: 100,
+      // exporter
+      exporter_collector_slow_ratio: 0.9,
+      // host
+      host_cpu_idle_ratio: 0.1,
+      host_iowait_ratio: 0.2,
+      host_disk_util_ratio: 0.9,
+      // hpom
+      hpom_ack_bulk: 5000,
+      hpom_cma_per_message: 10,
+      hpom_active_messages: 50000,
+      hpom_queue_recovery_seconds: 412,
+      hpom_queue_min_bytes: 1048576,
+      hpom_gui_idle_ratio: 0.10,
+      hpom_gui_busy_share: 0.5,
+      hpom_mem_base_mib: 512,
+      hpom_mem_per_motif_mib: 35,
+      hpom_mem_per_java_mib: 128,
+      hpom_swap_base_mib: 512,
+      hpom_swap_per_motif_mib: 12,
+      hpom_swap_per_java_mib: 64,
+      hpom_msi_programs: 5,
+      hpom_messages_without_key_ratio: 0.5,
+      hpom_service_tree_depth: 5,
+      hpom_mom_ack_sync_seconds_per_1000: 12,
+      hpom_mom_source_rate_without_forwarding: 227,
+      hpom_mom_source_rate_with_forwarding: 120,
+      hpom_reference_rate_810_parisc: 120,
+      hpom_reference_rate_821_ia64: 333,
+      hpom_reference_rate_830_ia64: 226,
+      hpom_reference_rate_storm_average: 272,
+      hpom_history_download_rate_tuned: 400,
+      hpom_history_download_rate_small_redo: 37.5,
+      // ibmmq
+      mq_cpu_idle_ratio: 0.1,
+      mq_throughput_fall_ratio: 0.25,
+      mq_queue_depth_ratio: 0.8,
+      mq_queue_working_depth: 100,
+      // oracle
+      oracle_redo_switches_per_hour: 12,
+      oracle_log_file_switch_wait_seconds_per_second: 0.1,
+      oracle_kgl_heap_warnings_per_day: 1,
+      oracle_resource_utilization_ratio: 0.9,
+      // vhi
+      vhi_sessions_per_cpu: 250,
+      vhi_max_cpu_cores: 4,
+    },
+
+    // Derived; not meant to be overridden.
+    // `%(clusterPrefix)s` opens every non-empty `by (...)` / `on (...)` list of the rules.
+    clusterPrefix: if self.showMultiCluster then self.clusterLabel + ', ' else '',
+    // The selector of the host figures' series.
+    hostSelector:
+      if self.hostMetricsSource == 'node_exporter' then self.nodeExporterSelector
+      else if self.hostMetricsSource == 'middleware' then self.middlewareSelector
+      else error "hostMetricsSource must be 'middleware' or 'node_exporter', not '%s'" % self.hostMetricsSource,
+  },
+}

@@ -1,0 +1,11 @@
+// The recording groups: the thresholds of each system (middleware-<system>-thresholds, from config.thresholds),
+// the dashboard figures of HPOM and Domino (middleware-<system>-recording) and the shared recording rules
+// (middleware-recording).
+(import 'domino.libsonnet') +
+(import 'exporter.libsonnet') +
+(import 'host.libsonnet') +
+(import 'hpom.libsonnet') +
+(import 'ibmmq.libsonnet') +
+(import 'oracle.libsonnet') +
+(import 'vhi.libsonnet') +
+(import 'recording.libsonnet')

@@ -1,0 +1,171 @@
+"""Render the jsonnet mixin (mixin/) into the rule files of alerts/, or check that they are current.
+
+`python -m tools.mixin` writes alerts/<system>.yml, alerts/recording.yml and the node_exporter variant
+alerts/variants/node_exporter/{host,recording}.yml; `--check` only compares and exits 1 naming stale files.
+Only the files of GENERATED are written: other rule files in alerts/ (and alertmanager.yml) are left alone.
+Jsonnet runs through the `gojsonnet` Python bindings (go-jsonnet, the implementation jb and mixtool use; the
+`test` extra), or google/jsonnet's C++ `jsonnet` bindings where only those are installed (same output, 4x slower).
+The YAML is written by PyYAML with a fixed key order, since jsonnet sorts object keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+MIXIN = ROOT / "mixin"
+ALERTS = ROOT / "alerts"
+SYSTEMS = ("domino", "exporter", "host", "hpom", "ibmmq", "oracle", "vhi")
+VARIANT_DIR = "variants/node_exporter"
+# The files whose rules change with hostMetricsSource: 'node_exporter' (the host recording rules, and the rules
+# that read the recorded host series); the variant replaces them, every other file is the same in both.
+VARIANT_FILES = ("host.yml", "ibmmq.yml", "recording.yml")
+# alerts/<name>: every rule file this tool writes (paths relative to alerts/).
+GENERATED = (tuple(f"{s}.yml" for s in SYSTEMS) + ("recording.yml",)
+             + tuple(f"{VARIANT_DIR}/{name}" for name in VARIANT_FILES))
+HEADER = "# generated from mixin/ by `python -m tools.mixin`; do not edit\n"
+RULE_KEYS = ("record", "alert", "expr", "for", "keep_firing_for", "labels", "annotations")
+LABEL_KEYS = ("severity", "system", "guide_row")
+ANNOTATION_KEYS = ("summary", "description", "runbook_url", "source")
+
+
+def _jsonnet_value(value: Any) -> str:
+    """Jsonnet text for an override: objects merge into the defaults (`+:`), anything else replaces."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}+: {_jsonnet_value(v)}" if isinstance(v, dict)
+                               else f"{json.dumps(k)}: {_jsonnet_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def evaluate(config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """prometheusAlerts and prometheusRules of mixin/mixin.libsonnet, with `config` merged into _config."""
+    try:
+        import _gojsonnet as _jsonnet  # the `gojsonnet` package (test extra)
+    except ImportError:
+        import _jsonnet
+
+    snippet = ("local mixin = (import 'mixin.libsonnet') + { _config+:: %s };\n"
+               "{ alerts: mixin.prometheusAlerts, rules: mixin.prometheusRules }") % _jsonnet_value(config or {})
+    return json.loads(_jsonnet.evaluate_snippet(str(MIXIN / "render.jsonnet"), snippet))
+
+
+def _ordered(mapping: dict, first: tuple[str, ...]) -> dict:
+    return {**{k: mapping[k] for k in first if k in mapping}, **{k: mapping[k] for k in sorted(mapping)
+                                                                 if k not in first}}
+
+
+class _Expr(str):
+    """An expression: a literal block when long (never folded, so that its lines stay as written)."""
+
+
+def _rule(rule: dict) -> dict:
+    rule = _ordered(rule, RULE_KEYS)
+    rule["expr"] = _Expr(rule["expr"])
+    if "labels" in rule:
+        rule["labels"] = _ordered(rule["labels"], LABEL_KEYS)
+    if "annotations" in rule:
+        rule["annotations"] = _ordered(rule["annotations"], ANNOTATION_KEYS)
+    return rule
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks, long ones folded: the layout the hand-written files had."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = None
+    if "\n" in value or (isinstance(value, _Expr) and len(value) > 80):
+        style = "|"
+    elif len(value) > 100 and " " in value:  # prose; a long URL stays on one line
+        style = ">"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style=style)
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.add_representer(_Expr, _str)
+
+
+def _dump(groups: list[dict], head: str) -> str:
+    data = {"groups": [{"name": g["name"], "rules": [_rule(r) for r in g["rules"]]} for g in groups]}
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=110, allow_unicode=True)
+    if yaml.safe_load(text) != data:  # a style the loader reads back differently: plain PyYAML instead
+        text = yaml.safe_dump(data, sort_keys=False, width=110, allow_unicode=True)
+    return HEADER + head + text
+
+
+def _files(rendered: dict[str, Any]) -> dict[str, list[dict]]:
+    """Rule file name -> its groups: middleware-<system>-thresholds, middleware-<system>-recording and
+    middleware-<system> go to <system>.yml, in this order; middleware-recording to recording.yml."""
+    files: dict[str, list[dict]] = {}
+    for group in rendered["rules"]["groups"] + rendered["alerts"]["groups"]:
+        name = group["name"].removeprefix("middleware-")
+        if name != "recording":
+            name = name.removesuffix("-thresholds").removesuffix("-recording")
+        files.setdefault(f"{name}.yml", []).append(group)
+    for groups in files.values():
+        groups.sort(key=lambda g: (not g["name"].endswith("-thresholds"), not g["name"].endswith("-recording")))
+    return files
+
+
+def render(config: dict[str, Any] | None = None) -> dict[str, str]:
+    """alerts/-relative path -> file text, for the default configuration merged with `config`."""
+    config = config or {}
+    main = _files(evaluate(config))
+    variant = _files(evaluate({**config, "hostMetricsSource": "node_exporter"}))
+    out = {}
+    for name in GENERATED:
+        if name.startswith(VARIANT_DIR):
+            base = name.rsplit("/", 1)[1]
+            head = ("# Variant for hosts monitored by node_exporter (hostMetricsSource: 'node_exporter'): replaces\n"
+                    f"# alerts/{base}; the host figures come from node_exporter's node_* series (mixin/README.md).\n")
+            out[name] = _dump(variant[base], head)
+        else:
+            stem = name.removesuffix(".yml")
+            sources = (f"mixin/rules/{stem}.libsonnet" if stem == "recording"
+                       else f"mixin/rules/{stem}.libsonnet (thresholds) and mixin/alerts/{stem}.libsonnet")
+            out[name] = _dump(main[name], f"# Source: {sources}; settings: mixin/config.libsonnet.\n")
+    unexpected = (set(main) | set(variant)) - {n.rsplit("/", 1)[-1] for n in GENERATED}
+    if unexpected:
+        raise SystemExit(f"mixin groups without an output file: {sorted(unexpected)} (add them to GENERATED)")
+    differing = {name for name in main if main[name] != variant.get(name)}
+    if differing != set(VARIANT_FILES):
+        raise SystemExit(f"hostMetricsSource changes {sorted(differing)}; VARIANT_FILES says {list(VARIANT_FILES)}")
+    return out
+
+
+def stale(rendered: dict[str, str] | None = None) -> list[str]:
+    rendered = rendered or render()
+    return [name for name, text in rendered.items()
+            if not (ALERTS / name).exists() or (ALERTS / name).read_text() != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 when a file is stale")
+    args = parser.parse_args(argv)
+    rendered = render()
+    names = stale(rendered)
+    if args.check:
+        for name in names:
+            print(f"alerts/{name} differs from a fresh render of mixin/ (run python -m tools.mixin)",
+                  file=sys.stderr)
+        return 1 if names else 0
+    for name in names:
+        path = ALERTS / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rendered[name])
+        print(f"wrote alerts/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
