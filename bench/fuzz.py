@@ -9,10 +9,13 @@ input the target checks the parser's contract:
 * one bad line loses nothing: the parse of a genuine output with the fuzzed input appended as one more line keeps
   every result of the genuine output alone (for the line-oriented parsers);
 * time: the slowest input per target is reported, as a ratio against the parse of the largest seed measured in the
-  same run, and against the budget (--budget-ms, 100 ms).
+  same run, and against the budget (--budget-ms, 100 ms).  These times are taken under libFuzzer's coverage
+  instrumentation, which makes a parse several times slower: an input over the budget is parsed three more times
+  (best of three: on a shared machine one parse can be paused by the scheduler for longer than the budget), and if
+  it is still over, the parent process (not instrumented) times it again and judges that figure.
 
 A second part times the pathological inputs found before (runs of blanks, very long lines, huge integers) against
-the same budget.  Exits 1 on any exception, lost result, or input over budget.
+the same budget (the best of three parses each).  Exits 1 on any exception, lost result, or input over budget.
 
     python bench/fuzz.py                    # long form: 100,000 inputs per parser (docs/reliability.md)
     python bench/fuzz.py --runs 2000        # short form (the test suite)
@@ -164,11 +167,15 @@ def run_one(name: str, runs: int, report: Path, budget_ms: float) -> int:
         except target.raises:
             pass
         took = time.perf_counter() - start
+        if took * 1000 > budget_ms:
+            took = min(took, _retime(target, value))  # a preempted parse (shared machine) is not a slow input
         state["runs"] += 1
         if state["runs"] % 1000 == 0 or state["runs"] >= runs:
             write_report()  # libFuzzer leaves with _exit: no atexit
         if took > state["slowest"]:
             state["slowest"], state["slowest_len"] = took, len(data)
+            if took * 1000 > budget_ms:  # the slowest input over the budget, for the parent to time again
+                (report.parent / f"{name}-slow.bin").write_bytes(data)
         if target.keeps is not None and not target.binary:
             line = value.translate(LINE_BREAKS)[:4096]
             k = state["runs"] % len(base_inputs)
@@ -180,8 +187,6 @@ def run_one(name: str, runs: int, report: Path, budget_ms: float) -> int:
                 if state["lost"] >= 5:
                     write_report()
                     raise AssertionError(f"{name}: a bad line lost results (inputs in {report.parent})")
-        if took * 1000 > budget_ms:
-            (report.parent / f"{name}-slow.bin").write_bytes(data)
 
     def write_report() -> None:
         report.write_text(json.dumps({"name": name, "reference_s": reference, "seeds": len(seeds), **state}))
@@ -196,13 +201,29 @@ def run_one(name: str, runs: int, report: Path, budget_ms: float) -> int:
     return 0
 
 
+def _retime(target: Target, value, times: int = 3) -> float:
+    """The best of ``times`` more parses of one input: what the input costs, without the scheduler's pauses."""
+    best = float("inf")
+    for _ in range(times):
+        start = time.perf_counter()
+        try:
+            target.parse(value)
+        except target.raises:
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 # ---- the pathological inputs reported before -------------------------------------------------------------
 def pathological() -> list[tuple[str, Callable[[], object]]]:
+    from exporter.core.runner import CommandResult
     from exporter.systems.host import textparse
+    from exporter.systems.hpom import collector as hpom_collector
     from exporter.systems.hpom import parse as hpom
     from exporter.systems.ibmmq import parse as mq
     from exporter.systems.vhi import parse as vhi
 
+    ovconfget = CommandResult(argv=("ovconfget",), returncode=0, stdout="", stderr="", duration=0.0, truncated=False)
     return [
         ("parse_sar(2,000 stacked headers + 2,000 rows)", lambda: textparse.parse_sar(
             "00:00:00 %usr %sys %wio %idle\n" * 2000 + "00:00:05 1 2 3 4 5\n" * 2000)),
@@ -215,8 +236,15 @@ def pathological() -> list[tuple[str, Callable[[], object]]]:
         ("parse_mqsc(80 KB SSLPEER( ) LPEER( ) line)", lambda: mq.parse_mqsc(
             "AMQ8417I: Display Channel Status details.\n   CHANNEL(A)\n" + "   SSLPEER( ) LPEER( )" * 4000 + "\n")),
         ('parse_count("9" * 5000)', lambda: hpom.parse_count("9" * 5000)),
+        ("parse_ovc_status(a 4,300-digit pid)", lambda: hpom.parse_ovc_status(
+            "ovcd  OV Control  CORE  (" + "1" * 4300 + ")  Running\n")),
+        ("parse_opcsv_status(a 4,300-digit pid)", lambda: hpom.parse_opcsv_status(
+            "opcmsgm  OVO Message Manager  (" + "1" * 4300 + ")  Running\n")),
         ("to_age(10**400)", lambda: mq.to_age(10**400)),
         ('parse_cpu_list("0-10000000")', lambda: vhi.parse_cpu_list("0-10000000")),
+        # found by bench/faults.py with a flood of one 4 MiB line: the secret mask took 26 s on 20,000 characters
+        ("ovconfget error text of one 4 MiB line (secret mask)", lambda: hpom_collector._ovconfget_failure(
+            ovconfget, [hpom.ovconfget_problems("f" * (4 << 20))[0]])),
     ]
 
 
@@ -234,13 +262,14 @@ def main() -> int:
     failures: list[str] = []
     print(f"pathological inputs (budget {args.budget_ms:.0f} ms each):")
     for label, call in pathological():
-        start = time.perf_counter()
-        try:
-            call()
-            error = ""
-        except Exception as exc:  # noqa: BLE001 - a finding, reported
-            error = f" RAISED {type(exc).__name__}"
-        took = (time.perf_counter() - start) * 1000
+        took, error = float("inf"), ""
+        for _ in range(3):
+            start = time.perf_counter()
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - a finding, reported
+                error = f" RAISED {type(exc).__name__}"
+            took = min(took, (time.perf_counter() - start) * 1000)
         verdict = "ok" if took <= args.budget_ms and not error else "FAIL"
         if verdict != "ok":
             failures.append(label)
@@ -262,13 +291,19 @@ def main() -> int:
         crashed = result.returncode != 0
         slow_ms = data.get("slowest", 0) * 1000
         ratio = data.get("slowest", 0) / data["reference_s"] if data.get("reference_s") else float("nan")
+        slow_file, retimed = work / f"{name}-slow.bin", ""
+        if slow_ms > args.budget_ms and slow_file.exists():
+            # timed under coverage instrumentation (several times slower): judged by the plain parse, here
+            target = targets()[name]
+            slow_ms = _retime(target, as_input(target, slow_file.read_bytes())) * 1000
+            retimed = f"  (instrumented {data['slowest'] * 1000:.2f} ms; the input again, plain: {slow_ms:.2f} ms)"
         ok = not crashed and data.get("lost", 0) == 0 and slow_ms <= args.budget_ms and data.get("runs", 0) > 0
         if not ok:
             failures.append(name)
             (work / f"{name}.log").write_text(result.stdout + result.stderr)
         print(f"  {name:20s} {data.get('seeds', 0):5d} {data.get('runs', 0):9,d} {slow_ms:8.2f}ms {ratio:14.1f} "
               f"{data.get('lost', 0):5d}  {'ok' if ok else 'FAIL'} ({elapsed:.0f} s)"
-              + ("" if not crashed else f"  exit {result.returncode}: {_last_error(result.stderr)}"))
+              + retimed + ("" if not crashed else f"  exit {result.returncode}: {_last_error(result.stderr)}"))
     print("result: " + ("FAIL: " + ", ".join(failures) if failures else "ok"))
     if not failures:
         shutil.rmtree(work, ignore_errors=True)

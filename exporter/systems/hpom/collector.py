@@ -463,7 +463,25 @@ class HpomCollector(Collector):
             self.client.close()
 
 
-_SECRET = re.compile(r"(?i)([\w.-]*(?:pass(?:word|wd)?|pwd|secret|token|credential)[\w.-]*)(\s*[=:]\s*)\S+")
+# NAME=value pairs; a match starts only at the start of a name and nothing backtracks (possessive), so each search
+# is linear; the secret-looking names are picked by _SECRET_NAME afterwards.
+_SECRET = re.compile(r"(?<![\w.-])([\w.-]++)(\s*+[=:]\s*+)(\S++)")
+_SECRET_NAME = re.compile(r"(?i)pass|pwd|secret|token|credential")
+
+
+def _mask_secrets(line: str) -> str:
+    """``DB_PASSWORD=x`` -> ``DB_PASSWORD=***``; after a pair that is not a secret the search goes on from its value
+    (``ERROR: token: x``: the value of ``ERROR`` is the name ``token``)."""
+    parts: list[str] = []
+    kept = start = 0
+    while (match := _SECRET.search(line, start)) is not None:
+        if _SECRET_NAME.search(match.group(1)):
+            parts += [line[kept:match.start(3)], "***"]
+            kept = start = match.end()
+        else:
+            start = match.start(3)
+    parts.append(line[kept:])
+    return "".join(parts)
 
 
 def _ovconfget_failure(result: CommandResult, problems: list[str]) -> str:
@@ -475,7 +493,9 @@ def _ovconfget_failure(result: CommandResult, problems: list[str]) -> str:
         what = "printed no NAME=value line"
     else:
         what = "printed an error"
-    text = " | ".join(_SECRET.sub(r"\1\2***", line)[:160] for line in problems[:3])
+    # cut first: the mask is quadratic in a run of word characters (26 s for 20,000 of them); a cut never
+    # shows part of a secret the whole line would have masked (the value follows its name)
+    text = " | ".join(_mask_secrets(line[:160]) for line in problems[:3])
     more = f" (+{len(problems) - 3} more lines)" if len(problems) > 3 else ""
     detail = f": {text}{more}" if text else ""
     return f"ovconfget {what} ({status}), so no variable can be reported as set or default{detail}"
