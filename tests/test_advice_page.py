@@ -268,8 +268,8 @@ def _script(path: Path, body: str) -> str:
 
 def _estate(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A configured estate for the real exporter: the recorded host tree, an HPOM server (its ovconfget answer
-    and database rows), two Oracle databases behind the fake driver, the VHI session server in the host tree, and a Domino server's
-    `show stat`."""
+    and database rows), two Oracle databases behind the fake driver, the VHI session server in the host tree,
+    and a Domino server's `show stat`."""
     server = FIXTURES / "hpom_server"
     bindir = tmp_path / "bin"
     bindir.mkdir()

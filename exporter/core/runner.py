@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from .deadline import Scope, current_scope
+from .textlines import first_line
 
 log = logging.getLogger("middleware_exporter.runner")
 
@@ -340,8 +341,8 @@ def run_command(
         truncated=truncated,
     )
     if check and result.returncode != 0:
-        first = (result.stderr or result.stdout).strip().splitlines()
-        hint = f": {first[0][:200]}" if first else ""
+        first = first_line(result.stderr or result.stdout)
+        hint = f": {first}" if first else ""
         raise CommandError(f"{name}: exit status {result.returncode}{hint}")
     return result
 
@@ -472,7 +473,11 @@ def guard_process(watchdog: bool = True) -> dict[str, bool]:
             # M_MMAP_THRESHOLD (-3) at its default, 128 KiB, made fixed: large buffers are always mmap()ed and
             # returned to the system when freed (glibc otherwise raises the threshold after the first large free,
             # and 4 MiB outputs then fragment the arena of whichever thread read them).
-            done["malloc"] = libc.mallopt(-3, 128 * 1024) == 1
+            # M_ARENA_MAX (-8) 2: glibc gives each new thread its own arena (up to 8 per core); collectors
+            # parsing floods in several threads left every arena holding freed space, and resident memory crept
+            # up about 3-5 MB per 1,000 scrapes under the fault run; with 2 arenas it stays flat
+            # (docs/reliability.md, bench/faults.py).  Same effect as MALLOC_ARENA_MAX=2 in the environment.
+            done["malloc"] = libc.mallopt(-3, 128 * 1024) == 1 and libc.mallopt(-8, 2) == 1
         except (AttributeError, OSError):
             pass
     _registry.subreaper = done["subreaper"]

@@ -27,6 +27,7 @@ from ...core.remote import RemoteCommands, prefixed, program_available, target_l
 from ...core.runner import CommandError, run_command
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
+from ...core.textlines import first_line
 from .parse import LOCALES, NumberFormat, locale_format, read_show_stat
 
 P = f"{NAMESPACE}_domino"
@@ -212,7 +213,7 @@ class DominoCollector(Collector):
     def _run(self, argv: list[str]) -> tuple[bytes, int, str]:
         """The raw output (the parser decodes it line by line: UTF-8, else Windows-1252), exit status, first line."""
         result = run_command(prefixed(self.settings.command_prefix, argv), timeout=self.settings.command_timeout)
-        first = (result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or [""])[0][:200]
+        first = first_line(result.stderr) or first_line(result.stdout)
         return result.stdout_bytes, result.returncode, first
 
     def _show_stat(self, batch: MetricBatch, argv: list[str]) -> Callable[[], None]:

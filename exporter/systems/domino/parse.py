@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from fnmatch import translate
 from typing import NamedTuple
 
+from ...core.textlines import iter_lines
+
 __all__ = ["COUNT_STATISTICS", "LOCALES", "MAX_NAME_LENGTH", "PERCENT_STATISTICS", "NumberFormat", "Reading",
            "ShowStat", "decode_output", "locale_format", "number_readings", "parse_number", "parse_show_stat",
            "read_show_stat", "statistic_kind"]
@@ -42,7 +44,7 @@ def decode_output(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    return "".join(_decode_line(line) for line in data.splitlines(keepends=True))
+    return "".join(_decode_line(line) for line in iter_lines(data, keepends=True))
 
 
 def _decode_line(line: bytes) -> str:
@@ -299,7 +301,7 @@ class ShowStat:
 
 def _lines(text: str) -> dict[str, str]:
     raw_values: dict[str, str] = {}
-    for raw in text.splitlines():
+    for raw in iter_lines(text):
         if _GARBAGE.search(raw):
             continue
         line = _PREFIX.sub("", raw.strip().lstrip("\ufeff"), count=1).strip()

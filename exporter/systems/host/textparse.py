@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import islice
+
+from ...core.textlines import iter_lines
 
 MAX_LINES = 20_000
 MAX_LINE = 512
@@ -56,7 +59,7 @@ class Reading:
 def _lines(text: object) -> list[str]:
     if not isinstance(text, str):
         return []
-    lines = text.splitlines()[:MAX_LINES]
+    lines = list(islice(iter_lines(text), MAX_LINES))
     return [line[:MAX_LINE] for line in lines]
 
 

@@ -23,6 +23,7 @@ from ...core.remote import RemoteCommands, prefixed, program_available, target_l
 from ...core.runner import CommandError, CommandResult, run_command
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
+from ...core.textlines import first_line
 from ..oracle.client import OracleClient, OracleSettings
 from .checks import evaluate, require_queries, watched
 
@@ -292,7 +293,7 @@ class HpomCollector(Collector):
         result = run_command(prefixed(self.settings.command_prefix, argv), timeout=self.settings.command_timeout,
                              env=_command_env())
         if result.returncode != 0 and not result.stdout.strip():
-            first = (result.stderr.strip().splitlines() or [""])[0][:200]
+            first = first_line(result.stderr)
             raise CommandError(f"{os.path.basename(argv[0])}: exit status {result.returncode}: {first}")
         return result
 
@@ -488,7 +489,7 @@ def _ovconfget_failure(result: CommandResult, problems: list[str]) -> str:
     """The error text for an ovconfget run whose values cannot be trusted: its own words, secrets masked."""
     status = f"exit status {result.returncode}"
     if not problems:
-        stderr = (result.stderr.strip().splitlines() or [""])[0]
+        stderr = first_line(result.stderr, limit=len(result.stderr))
         problems = [stderr] if stderr else []
         what = "printed no NAME=value line"
     else:

@@ -12,6 +12,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ...core.textlines import iter_lines
+
 __all__ = [
     "DEFAULT_COUNT_PATTERN",
     "PROCESS_DOWN",
@@ -198,7 +200,7 @@ def _candidate_lines(text: str) -> list[str]:
     """The lines of ``text`` that may be status lines: not blank, not separators, not garbage or diagnostics,
     not longer than MAX_LINE; runs of blanks cut to MAX_BLANKS."""
     lines = []
-    for raw in text.splitlines():
+    for raw in iter_lines(text):
         if len(raw) > MAX_LINE * 4:
             continue
         line = _LONG_BLANKS.sub(" " * MAX_BLANKS, raw.strip())
@@ -399,7 +401,7 @@ def parse_ovconfget(text: str) -> dict[str, str]:
     When a key occurs more than once (e.g. in two namespaces) the last occurrence wins.
     """
     values: dict[str, str] = {}
-    for raw in text.splitlines():
+    for raw in iter_lines(text):
         line = raw.strip()
         if not line or line.startswith(("[", "#")):
             continue
@@ -423,7 +425,7 @@ def ovconfget_problems(text: str) -> list[str]:
     output order.
     """
     problems = []
-    for raw in text.splitlines():
+    for raw in iter_lines(text):
         line = raw.strip()
         if not line or line.startswith("#") or (line.startswith("[") and line.endswith("]")):
             continue
@@ -445,7 +447,7 @@ _ERROR_LINE = re.compile(
 
 def error_lines(text: str) -> list[str]:
     """The lines of ``text`` (e.g. a command's stderr) that are error messages, stripped, in output order."""
-    return [line.strip() for line in text.splitlines() if _ERROR_LINE.search(line)]
+    return [line.strip() for line in iter_lines(text) if _ERROR_LINE.search(line)]
 
 
 DEFAULT_COUNT_PATTERN = r"(?P<count>\d+)"

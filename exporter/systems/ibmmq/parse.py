@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.textlines import iter_lines
 from .model import ChannelState, QueueStatus
 from .states import UNKNOWN, QmgrState, qmgr_state, role_from_native_ha
 
@@ -59,30 +61,28 @@ def parse_mqsc(text: str) -> tuple[list[dict[str, str]], list[str]]:
     """
     if not isinstance(text, str):
         text = str(text)
-    raw_lines = text.splitlines(keepends=True)
-    lines = [line.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") for line in raw_lines]
-    cut_short = bool(raw_lines) and lines[-1] == raw_lines[-1]  # last line has no line break
-    kinds = [_classify(line) for line in lines]
+    lines = _Lines(text)
     blocks: list[dict[str, str]] = []
     errors: list[str] = []
     current: dict[str, str] | None = None
     i = 0
-    while i < len(lines):
-        kind = kinds[i]
+    while not lines.at_end(i):
+        lines.release(i)
+        kind = lines.kind(i)
         if kind == _ATTRS and current is not None:
-            i += _parse_attribute_line(lines, kinds, i, cut_short, current)
+            i += _parse_attribute_line(lines, i, current)
             continue
         if kind in (_SKIP, _AMQ):
             if current:
                 blocks.append(current)
             current = None
             if kind == _AMQ:
-                match = _AMQ_LINE.match(lines[i])
+                match = _AMQ_LINE.match(lines.line(i))
                 if match is not None and (match.group(1) in _DISPLAY_IDS or (
                         (match.group(2) or "I") == "I" and _HEADER_TEXT.search(match.group(3)))):
                     current = {}  # an object's attributes follow (errors are never headers, whatever their text)
                 else:
-                    errors.append(lines[i].strip())
+                    errors.append(lines.line(i).strip())
         i += 1
     if current:
         blocks.append(current)
@@ -99,10 +99,54 @@ def _classify(line: str) -> int:
     return _ATTRS
 
 
-def _parse_attribute_line(lines: list[str], kinds: list[int], i: int, cut_short: bool,
-                          block: dict[str, str]) -> int:
+class _Lines:
+    """The report's lines (line breaks removed) and their kinds, read lazily with a window of the few lines the
+    parser can still look at: a flooding runmqsc leaves 4 MiB, and a list of all its lines kept memory growing
+    run after run (docs/reliability.md)."""
+
+    def __init__(self, text: str) -> None:
+        self._source = iter_lines(text, keepends=True)
+        self._window: deque[tuple[str, int]] = deque()
+        self._base = 0  # index of the window's first line
+        self._done = False
+        self._last_unterminated = False  # the text ends without a line break (output cut off)
+
+    def _fill(self, j: int) -> None:
+        while not self._done and self._base + len(self._window) <= j:
+            raw = next(self._source, None)
+            if raw is None:
+                self._done = True
+                break
+            line = raw.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+            self._last_unterminated = line == raw
+            self._window.append((line, _classify(line)))
+
+    def at_end(self, j: int) -> bool:
+        self._fill(j)
+        return j >= self._base + len(self._window)
+
+    def cut_at(self, j: int) -> bool:
+        """True when line ``j`` is one past the last line and that last line has no line break."""
+        return self.at_end(j) and self._last_unterminated and j == self._base + len(self._window)
+
+    def line(self, j: int) -> str:
+        self._fill(j)
+        return self._window[j - self._base][0]
+
+    def kind(self, j: int) -> int:
+        self._fill(j)
+        return self._window[j - self._base][1]
+
+    def release(self, j: int) -> None:
+        """Forget the lines before ``j`` (the parser never goes back)."""
+        while self._base < j and self._window:
+            self._window.popleft()
+            self._base += 1
+
+
+def _parse_attribute_line(lines: _Lines, i: int, block: dict[str, str]) -> int:
     """Add the attributes of line ``i`` (and any continuation lines) to ``block``; return lines consumed."""
-    s = lines[i]
+    s = lines.line(i)
     consumed = 1
     # A line of prose (not indented, no NAME(value) on it) must not contribute bare keywords.
     allow_bare = s[:1].isspace() or bool(_VALUED_TOKEN.search(s))
@@ -119,7 +163,7 @@ def _parse_attribute_line(lines: list[str], kinds: list[int], i: int, cut_short:
             continue
         name = match.group()
         if after >= len(s) or s[after].isspace():  # bare keyword
-            at_cut = cut_short and after >= len(s) and i + consumed == len(lines)
+            at_cut = after >= len(s) and lines.cut_at(i + consumed)
             if allow_bare and not at_cut:
                 block.setdefault(name, "")
             pos = after
@@ -127,14 +171,14 @@ def _parse_attribute_line(lines: list[str], kinds: list[int], i: int, cut_short:
         start = after + 1
         while True:
             close = _find_close(s, start)
-            if close < 0 and not (cut_short and i + consumed == len(lines)):
+            if close < 0 and not lines.cut_at(i + consumed):
                 close = _plausible_close(s, start)
             if close >= 0:
                 break
             nxt = i + consumed
-            if nxt >= len(lines) or kinds[nxt] != _ATTRS or consumed > _MAX_CONTINUATION_LINES:
+            if consumed > _MAX_CONTINUATION_LINES or lines.at_end(nxt) or lines.kind(nxt) != _ATTRS:
                 return consumed  # half an attribute (cut off): drop it and the rest of the line
-            s = s + lines[nxt].lstrip()  # a value continued on the next line
+            s = s + lines.line(nxt).lstrip()  # a value continued on the next line
             consumed += 1
         block.setdefault(name, _clean_value(s[start:close]))
         pos = close + 1
@@ -234,7 +278,7 @@ def parse_dspmq_records(text: str) -> list[DspmqRecord]:
         text = str(text)
     records: list[DspmqRecord] = []
     current: DspmqRecord | None = None
-    for line in text.splitlines():
+    for line in iter_lines(text):
         name = _DSPMQ_NAME.search(line)
         if name is not None:
             current = None
@@ -557,7 +601,7 @@ def parse_amqsrua(text: str, objects: tuple[str, ...] | list[str] = ()) -> Amqsr
     out = AmqsruaOutput()
     wanted_objects = {o for o in objects if o}
     current: AmqsruaPublication | None = None
-    for raw in text.splitlines():
+    for raw in iter_lines(text):
         line = raw.rstrip("\r\n")
         header = _AMQSRUA_HEADER.match(line)
         if header:

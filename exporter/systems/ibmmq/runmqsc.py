@@ -17,6 +17,7 @@ import os
 import time
 
 from ...core.runner import CommandError, CommandNotFound, CommandResult, CommandTimeout, run_command
+from ...core.textlines import iter_lines
 from .model import Backend, BackendError, BackendNotAvailable, QmgrSnapshot, Throughput
 from .parse import channels_from_mqsc, parse_dspmq_records, parse_mqsc, queues_from_mqsc
 from .states import qmgr_state
@@ -41,7 +42,7 @@ _FATAL_IDS = {
 
 
 def _first_line(text: str, limit: int = 200) -> str:
-    for line in text.splitlines():
+    for line in iter_lines(text):
         if line.strip():
             return line.strip()[:limit]
     return ""

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ...core.runner import CommandError, CommandNotFound, CommandTimeout, run_command
+from ...core.textlines import first_line
 from . import resstats as rs
 from .model import Throughput
 from .parse import parse_amqsrua
@@ -307,7 +308,7 @@ class AmqsruaStats:
             elif output.garbage:
                 self._error = f"amqsrua: unusable value {output.garbage[0]}"
             elif not output.publications:
-                hint = (result.stdout.strip().splitlines() or result.stderr.strip().splitlines() or ["no output"])[0]
+                hint = first_line(result.stdout) or first_line(result.stderr) or "no output"
                 self._error = f"amqsrua: no publication (exit status {result.returncode}: {hint[:120]!r})"
             else:
                 self._error = None

@@ -7,6 +7,8 @@ import os
 import re
 from typing import NamedTuple, Sequence
 
+from ...core.textlines import iter_lines
+
 # The kernel writes space, tab, newline and backslash in /proc/mounts as three-digit octal escapes ("\040").
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
@@ -26,7 +28,7 @@ def _unescape(field: str) -> str:
 def parse_mounts(text: str) -> list[Mount]:
     """The mounts of a /proc/mounts text, in file order; short lines are skipped."""
     mounts = []
-    for line in text.splitlines():
+    for line in iter_lines(text):
         parts = line.split()
         if len(parts) >= 4:
             mounts.append(Mount(_unescape(parts[0]), _unescape(parts[1]), parts[2], parts[3]))
