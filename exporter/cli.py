@@ -1,4 +1,4 @@
-"""Command line: ``middleware-exporter [run|check-config|collect-once] [flags]``."""
+"""Command line: ``middleware-exporter [run|check-config|collect-once|advise] [flags]``."""
 
 from __future__ import annotations
 
@@ -26,13 +26,17 @@ from .core.secrets import check_password_sources, remember, scrub
 from .core.secrets import secret_values as _secret_values
 from .registry import COLLECTORS, Config, load
 
-COMMANDS = ("run", "check-config", "collect-once")
+COMMANDS = ("run", "check-config", "collect-once", "advise")
 COLLECT_ONCE_EXIT_STATUS = """exit status:
   0  every enabled collector ran and every configured target and source was read
   1  a collector failed, or one of its targets or sources failed (a database or queue
      manager that cannot be reached or refuses the login, a query, a command);
      with --strict also when a source is absent here (*_source_present 0)
   2  the configuration is invalid"""
+ADVISE_EXIT_STATUS = """exit status:
+  0  nothing deviates from the guides (follows or unknown only)
+  1  at least one recommendation deviates
+  2  the configuration is invalid, or the exporter at --url could not be asked"""
 log = logging.getLogger("middleware_exporter")
 
 
@@ -92,6 +96,22 @@ def _parser() -> argparse.ArgumentParser:
     once.add_argument("--format", choices=("text", "openmetrics"), default="text")
     once.add_argument("--no-self-metrics", action="store_true",
                       help="Leave out the exporter's own metrics (durations, timestamps), e.g. for golden files.")
+    advise = sub.add_parser("advise", parents=[common],
+                            help="The guides' recommendations against this estate (docs/advisor.md); exit 1 when "
+                                 "something deviates.",
+                            description="Run every enabled collector once (as collect-once does) and judge the "
+                                        "snapshot against the guides' advice rows, or ask a running exporter "
+                                        "(--url). Prints a table, or the JSON of GET /api/v1/advice.",
+                            epilog=ADVISE_EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    advise.add_argument("--format", choices=("text", "json"), default="text")
+    advise.add_argument("--url", metavar="URL",
+                        help="A running exporter's base URL (e.g. https://host:19462): fetch its /api/v1/advice "
+                             "instead of collecting here.")
+    advise.add_argument("--url.username", dest="url_username", metavar="USER", help="--url: basic-auth user.")
+    advise.add_argument("--url.password-file", dest="url_password_file", metavar="FILE",
+                        help="--url: file holding the basic-auth password (never on the command line).")
+    advise.add_argument("--url.ca-file", dest="url_ca_file", metavar="FILE",
+                        help="--url: CA bundle to verify the exporter's TLS certificate.")
     return parser
 
 
@@ -243,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv.insert(0, "run")
     scrub_tracebacks()
     args = _parser().parse_args(argv)
+    if args.command == "advise" and args.url:
+        return _advise_remote(args)
     try:
         config = load(args.config, overrides=_overrides(args))
         host, port = parse_listen_address(config.web.listen_address)
@@ -268,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scheduler = Scheduler(collectors, redact=redact)
     if args.command == "collect-once":
         return _collect_once(scheduler, args)
+    if args.command == "advise":
+        return _advise(scheduler, config, args)
     return _serve(scheduler, config, host, port, limits, web_config, frozenset(args.web_auth_exempt))
 
 
@@ -319,6 +343,60 @@ def _collect_once(scheduler: Scheduler, args: argparse.Namespace) -> int:
     for line in failures + (advice if args.strict else []):
         print(scrub(line), file=sys.stderr)
     return 1 if failures or (args.strict and advice) else 0
+
+
+def _print_advice(report: dict, fmt: str) -> int:
+    from .advisor.model import deviating, report_to_text
+
+    if fmt == "json":
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(report_to_text(report), end="")
+    return 1 if deviating(report) else 0
+
+
+def _advise(scheduler: Scheduler, config: Config, args: argparse.Namespace) -> int:
+    """One run of every collector, as collect-once does, then the advice on that snapshot (ADVISE_EXIT_STATUS)."""
+    from .advisor.model import build_report
+
+    scheduler.run_once()
+    return _print_advice(build_report(scheduler, config), args.format)
+
+
+def _advise_remote(args: argparse.Namespace) -> int:
+    """The advice of a running exporter (GET /api/v1/advice), with basic auth and a CA bundle when given."""
+    import base64
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    url = args.url.rstrip("/") + "/api/v1/advice"
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        if args.url_username:
+            if not args.url_password_file:
+                raise ConfigError("--url.username needs --url.password-file")
+            with open(args.url_password_file, encoding="utf-8") as handle:
+                password = handle.read().rstrip("\r\n")
+            remember(password)
+            token = base64.b64encode(f"{args.url_username}:{password}".encode()).decode()
+            request.add_header("Authorization", f"Basic {token}")
+        context = ssl.create_default_context(cafile=args.url_ca_file) if args.url_ca_file else None
+        with urllib.request.urlopen(request, timeout=60, context=context) as response:
+            report = json.loads(response.read())
+    except ConfigError as exc:
+        print(f"middleware-exporter: {scrub(str(exc))}", file=sys.stderr)
+        return 2
+    except urllib.error.HTTPError as exc:
+        print(f"middleware-exporter: {url}: HTTP {exc.code}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        print(f"middleware-exporter: {url}: {scrub(str(getattr(exc, 'reason', exc)))}", file=sys.stderr)
+        return 2
+    if not isinstance(report, dict) or not isinstance(report.get("recommendations"), list):
+        print(f"middleware-exporter: {url}: not an advice report", file=sys.stderr)
+        return 2
+    return _print_advice(report, args.format)
 
 
 SHUTDOWN_LIMIT = 4.0  # seconds from SIGTERM/SIGINT to the end of the process, whatever the collectors are doing
@@ -424,8 +502,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     limits = limits or Limits()
     live = LiveWebConfig(web_config) if web_config is not None else None
     guard = ConnectionGuard(limits, live)
-    app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}), live=live,
-                  open_paths=open_paths, max_requests=limits.max_requests)
+    app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}, settings=config),
+                  live=live, open_paths=open_paths, max_requests=limits.max_requests)
     try:
         sock = guard.listen(host, port)
     except OSError as exc:

@@ -1,9 +1,11 @@
-"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors and a landing page."""
+"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors, the advice (/api/v1/advice, /advice) and a
+landing page."""
 
 from __future__ import annotations
 
 import inspect
 from html import escape
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -53,9 +55,10 @@ def _fastapi_options() -> dict:
     return options
 
 
-def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None) -> FastAPI:
+def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, settings: Any = None) -> FastAPI:
     """The HTTP app over a running scheduler; ``catalogue`` (name -> description of every collector this build
-    has) lets the status pages list the disabled ones too."""
+    has) lets the status pages list the disabled ones too; ``settings`` (the loaded configuration) tells the
+    advisor which targets are configured."""
     app = FastAPI(**_fastapi_options())
     enabled = set(scheduler.states)
 
@@ -94,6 +97,21 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None) ->
     async def collectors() -> JSONResponse:
         return JSONResponse(collector_status())
 
+    # The advice reads the snapshot the scrape serves (exporter/advisor/model.py); it never runs a collector.
+    @app.get("/api/v1/advice")
+    async def advice_json() -> JSONResponse:
+        from .advisor.model import build_report
+
+        return JSONResponse(build_report(scheduler, settings))
+
+    @app.get("/advice")
+    async def advice_page() -> HTMLResponse:
+        from .advisor.model import build_report
+        from .advisor.page import CONTENT_SECURITY_POLICY, render
+
+        return HTMLResponse(render(build_report(scheduler, settings), version=__version__),
+                            headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
+
     @app.get("/")
     async def landing() -> HTMLResponse:
         rows = "".join(
@@ -109,7 +127,9 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None) ->
             "<li><a href='/healthz'>/healthz</a>: process alive</li>"
             "<li><a href='/readyz'>/readyz</a>: configuration loaded, first collection done, at least one "
             "collector reading</li>"
-            "<li><a href='/api/v1/collectors'>/api/v1/collectors</a>: collector status (JSON)</li></ul>"
+            "<li><a href='/api/v1/collectors'>/api/v1/collectors</a>: collector status (JSON)</li>"
+            "<li><a href='/advice'>/advice</a>: the guides' recommendations against this estate "
+            "(<a href='/api/v1/advice'>JSON</a>)</li></ul>"
             "<table border='1' cellpadding='4'><tr><th>collector</th><th>enabled</th><th>last run ok</th>"
             f"<th>what it collects</th></tr>{rows}</table></body></html>"
         )

@@ -73,6 +73,12 @@ class QueueManagerEntry(PasswordSettings):
                           "(10 by default; ALTER QMGR MONINT).")
     amqsrua: str = Field("/opt/mqm/samp/bin/amqsrua",
                          description="runmqsc: IBM's amqsrua sample (put/get counts); not installed here: no counts.")
+    # MQ-IO: where the queue manager keeps its queue files and its log, when it runs on this host
+    data_path: str | None = Field(None, description="The queue manager's data directory on this host (qm.ini "
+                                                    "DataPath, e.g. /var/mqm/qmgrs/QM1): with log_path, the disks "
+                                                    "holding them (MQ-IO advice); leave unset for a remote one.")
+    log_path: str | None = Field(None, description="The queue manager's log directory on this host (qm.ini Log "
+                                                   "stanza LogPath, e.g. /var/mqm/log/QM1).")
 
     @model_validator(mode="after")
     def _backend_settings(self) -> QueueManagerEntry:
@@ -181,11 +187,32 @@ BACKEND_DURATION = MetricSpec(
 QUEUES = MetricSpec("middleware_ibmmq_queues", "gauge", "Queues reported (after include/exclude).", ("qmgr",))
 QUEUES_EXCLUDED = MetricSpec(
     "middleware_ibmmq_queues_excluded", "gauge", "Queues left out by include/exclude.", ("qmgr",))
+FILE_SYSTEM_INFO = MetricSpec(
+    "middleware_ibmmq_file_system_info", "info", "The disk holding the queue manager's queue files (use=data) or "
+    "log (use=log), from data_path/log_path: the whole disk of a partition, else the device (major:minor without a "
+    "block device, e.g. NFS) in the device label.", ("qmgr", "use"), "MQ-IO: data and log on the same device")
 
 SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RATIO, QUEUE_OLDEST_MESSAGE_AGE,
          QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QMGR_PUTS, QMGR_GETS, QUEUE_PUTS, QUEUE_GETS, CHANNEL_STATUS,
          CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED, STATS_SUCCESS,
-         STATS_DURATION, STATS_PUBLICATIONS, STATS_DROPPED, STATS_SUBSCRIPTIONS, STATS_NOT_SUBSCRIBED]
+         STATS_DURATION, STATS_PUBLICATIONS, STATS_DROPPED, STATS_SUBSCRIPTIONS, STATS_NOT_SUBSCRIBED,
+         FILE_SYSTEM_INFO]
+
+
+def disk_of(path: str, sysfs: str = "/sys") -> str:
+    """The disk a directory lives on: its device through sysfs (/sys/dev/block/MAJ:MIN), the parent disk of a
+    partition; ``MAJ:MIN`` when no block device backs it (NFS, tmpfs). Raises OSError when the path is absent."""
+    import os
+
+    dev = os.stat(path).st_dev
+    number = f"{os.major(dev)}:{os.minor(dev)}"
+    link = os.path.join(sysfs, "dev", "block", number)
+    if not os.path.exists(link):
+        return number
+    real = os.path.realpath(link)
+    if os.path.exists(os.path.join(real, "partition")):
+        real = os.path.dirname(real)
+    return os.path.basename(real)
 
 
 def _patterns(patterns: list[str]) -> re.Pattern[str]:
@@ -278,6 +305,18 @@ class IbmmqCollector(Collector):
         fan_out(self.qmgrs, _QueueManager.read)
         for qm in self.qmgrs:
             self._emit(qm, batch)
+            self._emit_disks(qm.entry, batch)
+
+    def _emit_disks(self, entry: QueueManagerEntry, batch: MetricBatch) -> None:
+        """MQ-IO: the disks of the queue files and the log (only when both paths are set)."""
+        if not (entry.data_path and entry.log_path):
+            return
+        for use, path in (("data", entry.data_path), ("log", entry.log_path)):
+            try:
+                FILE_SYSTEM_INFO.add_info(batch, {"device": disk_of(path, self.context.sysfs)}, qmgr=entry.name,
+                                          use=use)
+            except OSError as exc:
+                batch.note_error(f"{entry.name}/{use}_path", f"{use}_path: {exc.strerror or exc}")
 
     def _emit(self, qm: _QueueManager, batch: MetricBatch) -> None:
         name, backend = qm.entry.name, qm.entry.backend
