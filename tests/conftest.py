@@ -166,5 +166,10 @@ def install_fake_oracledb(monkeypatch, fixture: Path, log: Path) -> None:
     monkeypatch.setenv("FAKE_ORACLEDB_FIXTURE", str(fixture))
     monkeypatch.setenv("FAKE_ORACLEDB_LOG", str(log))
     monkeypatch.syspath_prepend(str(REPO / "tests" / "fakes"))
-    monkeypatch.delitem(sys.modules, "oracledb", raising=False)
+    # Undone at teardown whatever was loaded before: an absent driver is absent again, a real one comes back as it
+    # was (re-importing the real driver beside its stale submodules fails with a circular-import error).
+    for name in [n for n in sys.modules if n == "oracledb" or n.startswith("oracledb.")] or ["oracledb"]:
+        if name not in sys.modules:
+            monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
     assert importlib.import_module("oracledb").__version__ == "0.0-fake"
