@@ -334,6 +334,14 @@ def test_real_exporter_advice_page_in_a_browser(start_exporter, browser, tmp_pat
             break
         report = json.loads(exporter.get("/api/v1/advice")[2])
     _check_page(browser, report)
+    # nothing runs off the side of a 1200-pixel window (long metric names and commands wrap)
+    assert browser.execute_script("return document.documentElement.scrollWidth <= "
+                                  "document.documentElement.clientWidth")
     _screenshot(browser, tmp_path / "advice.png")
     if os.environ.get("UPDATE_SCREENSHOT"):
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(tmp_path / "advice.png", SCREENSHOT)
+        # and the first screen, readable at the size a document shows it
+        browser.set_window_size(1200, 1300)
+        browser.execute_script("window.scrollTo(0, 0)")
+        assert browser.save_screenshot(str(SCREENSHOT.with_name("advice-first-screen.png")))

@@ -46,11 +46,11 @@ GUIDE_TABLE = REPO.parent / "shared" / "guide-thresholds.md"  # the developers' 
 DB_PASSWORD = "monitor-pw-7f3a"
 
 # The guide rows whose recommendation is advice (or advice and alert), and the alert rows with a static advice side
-# (HPOM-MEM, HPOM-MSI, VHI-SESS, VHI-MEM): each must reach the report with a status.
+# (HPOM-CMA, HPOM-ACTIVE, HPOM-MEM, HPOM-MSI, VHI-SESS, VHI-MEM): each must reach the report with a status.
 EXPECTED_ROWS = {
-    "HPOM-VAR-GUITHREAD", "HPOM-VAR-ACKLIMIT", "HPOM-VAR-COMMIT", "HPOM-AUTOKEYS", "HPOM-SLOD", "HPOM-GUI",
-    "HPOM-MSI", "HPOM-MEM", "HPOM-KERNEL", "HPOM-ORA", "ORA-REDO", "ORA-DBWR", "ORA-SGA", "ORA-NFS", "ORA-KGL",
-    "MQ-IO", "VHI-SESS", "VHI-MEM", "VHI-CPU",
+    "HPOM-VAR-GUITHREAD", "HPOM-VAR-ACKLIMIT", "HPOM-VAR-COMMIT", "HPOM-AUTOKEYS", "HPOM-CMA", "HPOM-ACTIVE",
+    "HPOM-SLOD", "HPOM-GUI", "HPOM-MSI", "HPOM-MEM", "HPOM-KERNEL", "HPOM-ORA",
+    "ORA-REDO", "ORA-DBWR", "ORA-SGA", "ORA-NFS", "ORA-KGL", "MQ-IO", "VHI-SESS", "VHI-MEM", "VHI-CPU",
 }
 
 
@@ -202,6 +202,10 @@ def test_statuses_a_reader_of_the_guides_would_give(report):
     assert status("HPOM-VAR-GUITHREAD", "management server") == "follows"
     # 15,200 of 52,712 active messages lack a key (29 %), automatic keys on by default
     assert status("HPOM-AUTOKEYS", "management server") == "follows"
+    # the CMA query answers 14 CMAs on one message (37 messages over 10); 52,712 active messages (from 50,000)
+    cma = by[("HPOM-CMA", "management server")]
+    assert cma["status"] == "deviates" and cma["observed_value"] == 14 and "HAVING COUNT(*) > 10" in cma["remedy"]
+    assert status("HPOM-ACTIVE", "management server") == "deviates"
     # no service_table configured: the tree depth cannot be read
     slod = by[("HPOM-SLOD", "management server")]
     assert slod["status"] == "unknown" and slod["reason"].startswith("source not configured")
@@ -376,6 +380,33 @@ def test_a_remote_hpom_server_is_named_and_this_hosts_figures_are_not_used_for_i
     assert rec["target"] == "omu01" and rec["status"] == "follows"
     [rec] = _judge("HPOM-MEM", {"hpom": (True, remote), "host": (True, HOST_8), "process": (True, [])})
     assert rec["status"] == "unknown" and rec["reason"].startswith("not applicable: the HPOM server omu01")
+
+
+def test_hpom_cma_and_active_messages():
+    def db(query: str, ok: int, *samples):
+        return [("middleware_hpom_source_present", {"source": "database"}, 1),
+                ("middleware_hpom_source_success", {"source": "database"}, 1),
+                ("middleware_hpom_query_success", {"query": query}, ok), *samples]
+
+    cma = db("custom_message_attributes", 1, ("middleware_hpom_cma_max_per_message", {}, 10),
+             ("middleware_hpom_messages_over_cma_limit", {}, 0), ("middleware_hpom_cma_limit", {}, 10))
+    [rec] = _judge("HPOM-CMA", {"hpom": (True, cma)})
+    assert rec["status"] == "follows", "exactly 10: the guide's '10 or fewer'"
+    [rec] = _judge("HPOM-CMA", {"hpom": (True, cma[:3] + [("middleware_hpom_cma_max_per_message", {}, 11)])})
+    assert rec["status"] == "deviates" and "112.4 msg/s" in rec["effect"] and "Table" in rec["citation"]["section"]
+    [rec] = _judge("HPOM-CMA", {"hpom": (True, db("custom_message_attributes", 0))})
+    assert rec["reason"].startswith("not readable: the custom_message_attributes query")
+    [rec] = _judge("HPOM-CMA", {"hpom": (True, db("active_messages", 1))})
+    assert rec["reason"].startswith("source not configured: the custom_message_attributes query")
+    below = db("active_messages", 1, ("middleware_hpom_active_messages", {"severity": "major"}, 20_000),
+               ("middleware_hpom_active_messages", {"severity": "normal"}, 29_999))
+    [rec] = _judge("HPOM-ACTIVE", {"hpom": (True, below)})
+    assert rec["status"] == "follows" and rec["observed_value"] == 49_999
+    [rec] = _judge("HPOM-ACTIVE", {"hpom": (True, below + [("middleware_hpom_active_messages",
+                                                             {"severity": "minor"}, 1)])})
+    assert rec["status"] == "deviates" and "5,000" in rec["remedy"], "from 50,000, as the alert"
+    [rec] = _judge("HPOM-ACTIVE", {"hpom": (False, [])})
+    assert rec["status"] == "unknown"
 
 
 def test_hpom_slod_memory_and_msi_deviations():

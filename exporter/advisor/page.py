@@ -55,6 +55,10 @@ def number(value: Any) -> str:
 
 
 _environment.filters["number"] = number
+# the report's target kinds, as a row heading reads them
+TARGET_KIND_LABELS = {"host": "Host", "hpom_server": "HPOM server", "database": "Database",
+                      "queue_manager": "Queue manager", "session_server": "Session server", "mount": "NFS mount"}
+_environment.filters["kind"] = lambda kind: TARGET_KIND_LABELS.get(kind, kind)
 
 
 def group(report: dict) -> list[dict]:

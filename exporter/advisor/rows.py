@@ -5,7 +5,8 @@ A judge reads only the collectors' last samples (``model.Snapshot``): the ``*_fo
 already compute where they exist, the raw figures otherwise (process groups, host memory, kernel parameters).
 Remedies are filled in with the live values (group numbers, sizes, the mount's own source and options); where the
 exporter cannot know a value (a redo log path) the command keeps a ``<placeholder>``. Rows the guides state as
-live limits (HPOM-ACK, -CMA, -ACTIVE, -QUEUE, MQ-CPU, MQ-DEPTH, DOM-*) are alerts, not advice: docs/advisor.md.
+live limits (HPOM-ACK, -QUEUE, MQ-CPU, MQ-DEPTH, DOM-*) are alerts, not advice: docs/advisor.md. HPOM-CMA and
+HPOM-ACTIVE are both: an alert on the live count, and advice because the cure is configuration (policies, correlation).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ SWAP_BASE_MB, SWAP_PER_MOTIF_MB, SWAP_PER_JAVA_MB = 512, 12, 64  # HPOM-MEM, App
 RAM_BASE_MB, RAM_PER_MOTIF_MB, RAM_PER_JAVA_MB = 512, 35, 128
 MSI_PROGRAMS = 5  # HPOM-MSI: "more than five" (the summary's reading; docs/sources.md)
 SERVICE_TREE_DEPTH = 5  # HPOM-SLOD
+CMA_LIMIT = 10  # HPOM-CMA: "10 or fewer" (the query's cma_limit, shown by middleware_hpom_cma_limit)
+ACTIVE_MESSAGES = 50_000  # HPOM-ACTIVE: start-up "slows significantly" from 50,000 (mixin thresholds)
 WITHOUT_KEY_SHARE = 0.5  # HPOM-AUTOKEYS: the project's default, as the alert's (mixin thresholds)
 KGL_THRESHOLD_BYTES = 50 * MIB  # ORA-KGL: 50 MB from 10.2.0.2
 VHI_MAX_CORES = 4  # VHI-CPU
@@ -157,6 +160,57 @@ def _hpom_autokeys(snap: Snapshot) -> list[Finding]:
     if problems and len(parts) < 2:
         return [unknown(server, problems[0], observed, share)]
     return [follows(server, observed, share)]
+
+
+def _hpom_query(snap: Snapshot, query: str, what: str) -> str | None:
+    """The unknown reason when the HPOM database or one of its queries gave nothing; None when it was read."""
+    reason = _hpom_source(snap, "database", "the HPOM database")
+    if reason:
+        return reason
+    success = snap.value("middleware_hpom_query_success", query=query)
+    if success is None:
+        return f"{NOT_CONFIGURED}: the {query} query ({what}) is not run"
+    if success != 1:
+        return f"{NOT_READABLE}: the {query} query ({what}) failed in the last run"
+    return None
+
+
+def _hpom_cma(snap: Snapshot) -> list[Finding]:
+    server = _hpom_server(snap)
+    reason = _hpom_query(snap, "custom_message_attributes", "CMAs per active message")
+    if reason:
+        return [unknown(server, reason)]
+    most = snap.value("middleware_hpom_cma_max_per_message")
+    over = snap.value("middleware_hpom_messages_over_cma_limit") or 0.0
+    limit = snap.value("middleware_hpom_cma_limit") or CMA_LIMIT
+    if most is None:
+        return [unknown(server, f"{NOT_READABLE}: no middleware_hpom_cma_max_per_message")]
+    observed = f"at most {count(most)} CMAs on one active message; {count(over)} messages over {count(limit)}"
+    if most <= limit:
+        return [follows(server, observed, most)]
+    table = snap.setting("collectors", "hpom", "cma_table") or "opc_op.opc_act_cust_attrib"
+    column = snap.setting("collectors", "hpom", "cma_message_column") or "message_number"
+    return [deviates(server, observed, most,
+                     f"find the policies that set more than {count(limit)} CMAs (SELECT {column}, COUNT(*) FROM "
+                     f"{table} GROUP BY {column} HAVING COUNT(*) > {int(limit)}; the messages' policy names) and "
+                     "move the extra attributes into the message text or a single CMA")]
+
+
+def _hpom_active(snap: Snapshot) -> list[Finding]:
+    server = _hpom_server(snap)
+    reason = _hpom_query(snap, "active_messages", "active messages")
+    if reason:
+        return [unknown(server, reason)]
+    active = snap.total("middleware_hpom_active_messages")
+    if active is None:
+        return [unknown(server, f"{NOT_READABLE}: no middleware_hpom_active_messages")]
+    observed = f"{count(active)} active messages"
+    if active < ACTIVE_MESSAGES:
+        return [follows(server, observed, active)]
+    return [deviates(server, observed, active,
+                     "acknowledge what is dealt with, in bulks of at most 5,000 (HPOM-ACK); switch on duplicate "
+                     "suppression with message keys (HPOM-AUTOKEYS) and message correlation in the policies that "
+                     "send the most messages (opc_op.opc_act_messages grouped by application and object)")]
 
 
 def _hpom_slod(snap: Snapshot) -> list[Finding]:
@@ -697,6 +751,18 @@ ROWS: tuple[Row, ...] = (
         HPOM_GUIDE, "Test: Suppressing Message Duplicates, Tables 12-13 and Conclusions; Summary of Performance "
         "Findings (HPOM-AUTOKEYS)",
         OVCONFCHG.format(variable="OPC_CREATE_AUTO_KEYS", value="TRUE"), HPOM_RESTART, _hpom_autokeys),
+    Row("HPOM-CMA", "hpom", "hpom_server", "Custom message attributes per message",
+        f"at most {CMA_LIMIT} custom message attributes (CMAs) per message",
+        "message throughput 212.8 → 192.3 → 112.4 msg/s and Java GUI start-up 13.5 → 20.3 → 51.0 s with 1, 10 and "
+        "50 CMAs per message",
+        HPOM_GUIDE, "Summary of Performance Findings (Java GUI); Test: Varying the Number of CMAs, Tables 18-20 "
+        "(HPOM-CMA)", None, "changed policies take effect once distributed to the managed nodes",
+        _hpom_cma),
+    Row("HPOM-ACTIVE", "hpom", "hpom_server", "Active messages in the browser",
+        f"fewer than {ACTIVE_MESSAGES:,} active messages; keep them as low as possible",
+        "Java GUI start-up slows significantly from 50,000 active messages",
+        HPOM_GUIDE, "Summary of Performance Findings; Test: Varying the Number of Managed Nodes and Messages, "
+        "Tables 16-17 (HPOM-ACTIVE)", None, None, _hpom_active),
     Row("HPOM-SLOD", "hpom", "hpom_server", "Service Load on Demand for deep service trees",
         f"Service Load on Demand on when the service tree is deeper than {SERVICE_TREE_DEPTH} levels",
         "first Java GUI start-up 6 s at depth 5 against 272 s at depth 10 (breadth 3) without it",
