@@ -297,12 +297,12 @@ def hpom() -> dm.Dashboard:
         ts("MoM acknowledgement sync estimate per target server", "s",
            f"{GUIDE} HPOM-MOM ({DOC_HPOM}, Test: MoM Message Forwarding, Table 15): synchronising acknowledgements "
            "to the other management servers is linear, 10-12 s per 1,000. Estimate for the forwarded messages "
-           "acknowledged in the query window, per target server, at 12 s per 1,000 (the conservative default, "
-           "recording rule target:middleware_hpom_mom_ack_sync_eta:seconds) and at 10 s; compare with the window "
-           "length: a longer estimate means the acknowledgements come faster than they can be passed on, and the "
-           "forwmgrq queue file (panel Server queue file sizes) grows.",
-           [(f"middleware_hpom_forwarded_window_acknowledged_messages{{{INST}}} * 12 / 1000",
-             "{{instance}} -> {{target}} at 12 s per 1,000"),
+           "acknowledged in the query window, per target server: Table 15's measured rows interpolated (recording "
+           "rule middleware:forecast:hpom_mom_ack_sync_eta_seconds, docs/forecasts.md) and at the linear 10 s per "
+           "1,000; compare with the window length: a longer estimate means the acknowledgements come faster than "
+           "they can be passed on, and the forwmgrq queue file (panel Server queue file sizes) grows.",
+           [(f"middleware:forecast:hpom_mom_ack_sync_eta_seconds{{{INST}}}",
+             "{{instance}} -> {{target}} Table 15 forecast"),
             (f"middleware_hpom_forwarded_window_acknowledged_messages{{{INST}}} * 10 / 1000",
              "{{instance}} -> {{target}} at 10 s per 1,000"),
             (f"middleware_hpom_window_seconds{{{INST}}}", "{{instance}} window length")]),

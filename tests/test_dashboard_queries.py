@@ -137,11 +137,12 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
             "PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "x",
             "FAKE_IBMMQ_SCENARIO": str(tmp_path / "mq-scenario.json")})
         port = free_port()
-        rules = tmp_path / "recording.yml"
-        shutil.copy(REPO / "alerts" / "recording.yml", rules)
+        rules = [tmp_path / "recording.yml", tmp_path / "forecasts.yml"]  # panels read recording rules and forecasts
+        for rule_file in rules:
+            shutil.copy(REPO / "alerts" / rule_file.name, rule_file)
         (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
             "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-            "rule_files": [str(rules)],
+            "rule_files": [str(r) for r in rules],
             "scrape_configs": [{"job_name": "middleware", "static_configs": [
                 {"targets": [f"127.0.0.1:{exporter.port}"]}]}],
         }))

@@ -105,18 +105,10 @@ local utils = import '../lib/utils.libsonnet';
             expr: 'clamp_min(-deriv(middleware_hpom_history_messages{%(middlewareSelector)s}[30m]), 0)' % $._config,
             labels: { guide_row: 'HPOM-HISTDL' },
           },
-          // HPOM-MOM: how long the target server needs to synchronise the acknowledgements of forwarded messages
-          // made in the last window, at the guide's linear 10-12 s per 1,000 (Table 15; 12 by default).
-          {
-            record: 'target:middleware_hpom_mom_ack_sync_eta:seconds',
-            expr: |||
-              middleware_hpom_forwarded_window_acknowledged_messages{%(middlewareSelector)s}
-                * on () group_left () middleware:threshold:hpom_mom_ack_sync_seconds_per_1000 / 1000
-            ||| % $._config,
-            labels: { guide_row: 'HPOM-MOM' },
-          },
-          // ... and that time as a share of the window: above 1 the acknowledgements arrive faster than the sync
-          // can pass them on, and the forward queue grows.
+          // HPOM-MOM: the ETA of the acknowledgements' synchronisation is the forecast
+          // middleware:forecast:hpom_mom_ack_sync_eta_seconds (Table 15's rows interpolated; docs/forecasts.md).
+          // Its share of the window, at the guide's linear 10-12 s per 1,000 (12 by default): above 1 the
+          // acknowledgements arrive faster than the sync can pass them on, and the forward queue grows.
           {
             record: 'target:middleware_hpom_mom_ack_sync_load:ratio',
             expr: |||
