@@ -168,7 +168,7 @@ def install_fake_oracledb(monkeypatch, fixture: Path, log: Path) -> None:
     monkeypatch.syspath_prepend(str(REPO / "tests" / "fakes"))
     # Undone at teardown whatever was loaded before: an absent driver is absent again, a real one comes back as it
     # was (re-importing the real driver beside its stale submodules fails with a circular-import error).
-    for name in [n for n in sys.modules if n == "oracledb" or n.startswith("oracledb.")] or ["oracledb"]:
+    for name in {"oracledb", "oracledb.sqltypes"} | {n for n in sys.modules if n.startswith("oracledb.")}:
         if name not in sys.modules:
             monkeypatch.setitem(sys.modules, name, None)
         monkeypatch.delitem(sys.modules, name)

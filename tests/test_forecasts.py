@@ -24,6 +24,20 @@ def test_each_table_returns_its_own_values_at_its_points():
         assert f.MOM_SYNC.at(acks) == (pytest.approx(seconds), False)
     for messages in (5000, 50000):
         assert f.GUI_STARTUP_BY_MESSAGES.at(messages) == (t.TABLE_17_SECONDS[(messages, 2000)][0][1], False)
+        for nodes in (500, 2000):  # Table 17's four corners, by messages and nodes, at 1 GUI
+            assert f.gui_startup(messages, nodes) == (t.TABLE_17_SECONDS[(messages, nodes)][0][1], False)
+        assert f.gui_startup(messages, None) == (t.TABLE_17_SECONDS[(messages, 2000)][0][1], False)
+
+
+def test_gui_startup_between_and_beyond_the_node_columns():
+    # halfway between the columns at 50,000 messages: halfway between 15.662 and 50.498 s
+    assert f.gui_startup(50_000, 1250) == (pytest.approx((15.662 + 50.498) / 2), False)
+    # more nodes move it one way only (the 2,000 column is slower at every message count)
+    values = [f.gui_startup(20_000, n)[0] for n in (500, 800, 1250, 1999, 2000)]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    # outside 500-2,000 nodes: the nearer column, flagged
+    assert f.gui_startup(50_000, 100) == (15.662, True)
+    assert f.gui_startup(50_000, 9000) == (50.498, True)
     for cmas, rows in t.TABLE_20_SECONDS.items():  # the factor times the 1-CMA start-up is Table 20's figure
         factor, extrapolated = f.CMA_STARTUP_FACTOR.at(cmas)
         assert not extrapolated and factor * t.TABLE_20_SECONDS[1][0][1] == pytest.approx(rows[0][1])
@@ -163,6 +177,7 @@ def test_evaluate_reads_the_snapshot_and_cites_each_table(scheduler):
     base = 7.413 + (50.498 - 7.413) * (27_500 - 5000) / 45_000
     assert gui["value"] == pytest.approx(base * 20.266 / 13.481, rel=1e-6)
     assert gui["inputs"]["active_messages"] == 27_500 and not gui["extrapolated"]
+    assert gui["inputs"]["managed_nodes_assumed"] == 2000 and "2,000 assumed" in gui["validity"]
     ceiling = next(i for (fid, _), i in items.items() if fid == "hpom_throughput_ceiling")
     assert ceiling["value"] == pytest.approx(192.3)
     assert "observed inflow 150 msg/s against a ceiling of 192 msg/s" in ceiling["comparison"]
@@ -201,9 +216,13 @@ def test_evaluate_over_the_hpom_collector_fed_by_its_fixtures(request):
     sched.run_once()
     items = {(i["id"], i["target"]): i for i in f.evaluate(sched)}
     gui = next(i for (fid, _), i in items.items() if fid == "hpom_java_gui_startup")
-    # 52,712 active messages lie beyond Table 17's 50,000: clamped there and flagged; 14 CMAs within Table 20
+    # 52,712 active messages lie beyond Table 17's 50,000: clamped there and flagged; 1,240 nodes between its
+    # 500 and 2,000 columns (15.662 and 50.498 s at 50,000 messages); 14 CMAs within Table 20
     assert gui["inputs"]["active_messages"] == 52_712 and gui["extrapolated"]
-    assert gui["value"] == pytest.approx(50.498 * f.CMA_STARTUP_FACTOR.at(14)[0])
+    assert gui["inputs"]["managed_nodes"] == 1240 and "managed_nodes_assumed" not in gui["inputs"]
+    share = (1240 - 500) / 1500
+    assert gui["value"] == pytest.approx((15.662 + (50.498 - 15.662) * share) * f.CMA_STARTUP_FACTOR.at(14)[0])
+    assert "1,240 nodes" in gui["validity"] and "1,240 nodes" in gui["comparison"]
     ceiling = next(i for (fid, _), i in items.items() if fid == "hpom_throughput_ceiling")
     assert ceiling["value"] == pytest.approx(192.3 + (112.4 - 192.3) * 4 / 40)
     assert "observed inflow 225 msg/s against a ceiling of 184 msg/s" in ceiling["comparison"]

@@ -101,11 +101,29 @@ def _range(curve: Curve, what: str, unit: str) -> str:
 MOM_SLOPE_BEYOND = 12.0 / 1000
 MOM_SYNC = Curve(((0, 0.0), *t.TABLE_15_SYNC_SECONDS), "acknowledgements", "s", slope_beyond=MOM_SLOPE_BEYOND)
 
-# Java GUI start-up (8.30): Table 17 at 1 GUI and 2,000 managed nodes (the exporter reads no node count; 2,000 is
-# the table's larger column and the one Table 20 was measured with), by active messages ...
-GUI_NODES = 2000
-GUI_STARTUP_BY_MESSAGES = Curve(((5000, t.TABLE_17_SECONDS[(5000, GUI_NODES)][0][1]),
-                                 (50000, t.TABLE_17_SECONDS[(50000, GUI_NODES)][0][1])), "active messages", "s")
+# Java GUI start-up (8.30): Table 17 at 1 GUI, by active messages, one curve per node column (500 and 2,000), and
+# between the columns a straight line in the node count (middleware_hpom_managed_nodes), clamped to 500-2,000.
+# Without a node count the 2,000 column is used: the larger, and the one Table 20 was measured with.
+GUI_NODE_COLUMNS = (500, 2000)
+GUI_NODES = 2000  # assumed when the node count is not read
+GUI_STARTUP_BY_MESSAGES_AT = {nodes: Curve(((5000, t.TABLE_17_SECONDS[(5000, nodes)][0][1]),
+                                            (50000, t.TABLE_17_SECONDS[(50000, nodes)][0][1])), "active messages", "s")
+                              for nodes in GUI_NODE_COLUMNS}
+GUI_STARTUP_BY_MESSAGES = GUI_STARTUP_BY_MESSAGES_AT[GUI_NODES]
+
+
+def gui_startup(active: float, nodes: float | None) -> tuple[float, bool]:
+    """(seconds, extrapolated) of one Java GUI's start-up at ``active`` messages and ``nodes`` managed nodes (None:
+    the 2,000 column); linear in each between Table 17's points, clamped at its ends."""
+    lo_nodes, hi_nodes = GUI_NODE_COLUMNS
+    high, extra = GUI_STARTUP_BY_MESSAGES_AT[hi_nodes].at(active)
+    if nodes is None:
+        return high, extra
+    low, _ = GUI_STARTUP_BY_MESSAGES_AT[lo_nodes].at(active)
+    share = min(max((nodes - lo_nodes) / (hi_nodes - lo_nodes), 0.0), 1.0)
+    return low * (1 - share) + high * share, extra or not lo_nodes <= nodes <= hi_nodes
+
+
 # ... times the CMA factor of Table 20 at 1 GUI (start-up at n CMAs / at 1 CMA; the factor differs by at most 7 %
 # between 1 and 20 GUIs).  Fewer than 1 CMA per message reads as 1 (the table's lowest cost).
 _T20_BASE = t.TABLE_20_SECONDS[1][0][1]
@@ -161,6 +179,16 @@ def _time_to_empty(metric: str) -> str:
     return f"{depth}\n  / (-deriv({depth}[10m]) > 0)"
 
 
+def _gui_by_nodes() -> str:
+    """Table 17's two node columns by active messages, and between them a line in the node count (clamped)."""
+    lo_nodes, hi_nodes = GUI_NODE_COLUMNS
+    low, high = (GUI_STARTUP_BY_MESSAGES_AT[n].promql(ACTIVE) for n in GUI_NODE_COLUMNS)
+    width = hi_nodes - lo_nodes
+    share = f"clamp({_sel('middleware_hpom_managed_nodes')} - {lo_nodes}, 0, {width}) / {width}"
+    # low x (1 - share) + high x share: exactly a column's figures at 500 and 2,000 nodes
+    return f"{low}\n  * (1 - {share})\n  + {high}\n  * {share}"
+
+
 def recording_rules() -> list[dict[str, Any]]:
     cma_factor = CMA_STARTUP_FACTOR.promql(f"clamp_min({CMA}, 1)")
     rules = [
@@ -174,7 +202,8 @@ def recording_rules() -> list[dict[str, Any]]:
         ("hpom_mom_ack_sync_eta_seconds", "HPOM-MOM",
          MOM_SYNC.promql(_sel("middleware_hpom_forwarded_window_acknowledged_messages"))),
         ("hpom_java_gui_startup_seconds", "HPOM-ACTIVE",
-         f"{GUI_STARTUP_BY_MESSAGES.promql(ACTIVE)}\n*\n(\n  {cma_factor}\n  or ({ACTIVE} * 0 + 1)\n)"),
+         f"(\n  {_gui_by_nodes()}\n  or\n  {GUI_STARTUP_BY_MESSAGES.promql(ACTIVE)}\n)\n"
+         f"*\n(\n  {cma_factor}\n  or ({ACTIVE} * 0 + 1)\n)"),
         ("hpom_throughput_ceiling_messages_per_second", "HPOM-CMA",
          f"{THROUGHPUT_BY_CMA.promql(f'clamp_min({CMA}, 1)')}"),
         ("hpom_throughput_ceiling_usage_ratio", "HPOM-THROUGHPUT",
@@ -274,23 +303,31 @@ def _hpom(samples: Samples) -> list[dict]:
     received = {_key(lab): v for lab, v in samples.get("middleware_hpom_window_received_messages", [])}
     window = {_key(lab): v for lab, v in samples.get("middleware_hpom_window_seconds", [])}
     without_key = sum(v for _, v in samples.get("middleware_hpom_active_messages_without_key", []))
+    nodes_by = {_key(lab): v for lab, v in samples.get("middleware_hpom_managed_nodes", [])}
     for key, active in sorted(by_instance.items()):
         labels = dict(key)
         cma = cmas.get(key)
         cma_in = max(cma if cma is not None else 1.0, 1.0)
-        base, extra_m = GUI_STARTUP_BY_MESSAGES.at(active)
+        nodes = nodes_by.get(key)
+        base, extra_m = gui_startup(active, nodes)
         factor, extra_c = CMA_STARTUP_FACTOR.at(cma_in)
         inputs = {"active_messages": active, "cma_max_per_message": cma if cma is not None else None,
-                  "managed_nodes_assumed": GUI_NODES, "java_guis": 1}
+                  **({"managed_nodes": nodes} if nodes is not None else {"managed_nodes_assumed": GUI_NODES}),
+                  "java_guis": 1}
+        node_note = (f"{nodes:,.0f} nodes" + (" lie outside 500-2,000, the nearer column is used"
+                                               if not 500 <= nodes <= 2000 else "")
+                     if nodes is not None else "no node count read, 2,000 assumed")
         out.append(_forecast(
             "hpom_java_gui_startup", "hpom", _target(labels), "Expected Java GUI start-up time", base * factor, "s",
             {k: v for k, v in inputs.items() if v is not None}, [t.TABLE_17, t.TABLE_20],
-            "Table 17: 5,000-50,000 active messages (500 and 2,000 nodes; 2,000 assumed); Table 20: 1-50 CMAs at "
+            f"Table 17: 5,000-50,000 active messages, 500-2,000 nodes ({node_note}); Table 20: 1-50 CMAs at "
             "10,000 messages; 1 GUI; HPOM 8.30 (8.21's Java GUI started slower, Tables 16 and 18)"
             + (f"; {active:,.0f} active messages lie outside 5,000-50,000, the table's end value is used"
                if extra_m else "") + (f"; {cma_in:g} CMAs lie outside 1-50" if extra_c else ""),
             extra_m or extra_c, PREFIX + "hpom_java_gui_startup_seconds",
-            f"{active:,.0f} active messages, {cma_in:g} CMAs per message: {base * factor:.1f} s expected"))
+            f"{active:,.0f} active messages, "
+            + (f"{nodes:,.0f} nodes, " if nodes is not None else "")
+            + f"{cma_in:g} CMAs per message: {base * factor:.1f} s expected"))
         ceiling, extra_t = THROUGHPUT_BY_CMA.at(cma_in)
         inflow = received.get(key, 0.0) / window[key] if window.get(key) else None
         no_keys = ceiling * DUPLICATE_FACTOR["no_keys"]
