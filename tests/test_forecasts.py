@@ -94,6 +94,7 @@ def test_a_curve_needs_increasing_points():
 
 def test_the_rule_file_is_a_fresh_render():
     assert f.RULES_FILE.read_text() == f.render_rules(), "run python -m exporter.advisor.forecasts"
+    assert f.RULES_FILE.name == "forecasts.libsonnet", "the mixin renders alerts/forecasts.yml from it"
     names = [r["record"] for g in f.recording_rules() for r in g["rules"]]
     assert all(n.startswith("middleware:forecast:") for n in names)
     assert all(n.rsplit("_", 1)[-1] in ("seconds", "ratio", "second", "cpu") for n in names), names
@@ -234,15 +235,22 @@ def test_evaluate_over_the_hpom_collector_fed_by_its_fixtures(request):
 
 def test_every_selector_of_the_forecast_rules_selects_the_job():
     """As tests/test_mixin.py checks for the mixin's rules: every selector carries the job matcher, except the
-    series rules record (thresholds, other forecasts) which have no scrape job of their own."""
-    from .test_mixin import _job, _parse
+    thresholds, which have no scrape job of their own (a forecast keeps its inputs' job, so it is selected too)."""
+    import yaml
 
-    checked = 0
+    from .test_mixin import DEFAULT_JOB, _job, _parse
+
+    # the placeholders the mixin fills in: the job selector (the CPU idle through the host selector)
     for group in f.recording_rules():
         for rule in group["rules"]:
+            assert "job" not in rule["expr"].replace("%(middlewareSelector)s", ""), rule["record"]
+    checked = 0
+    rendered = yaml.safe_load((f.RULES_FILE.parents[2] / "alerts" / "forecasts.yml").read_text())
+    for group in rendered["groups"]:
+        for rule in group["rules"]:
             for selector in _parse(rule["expr"])[0]:
-                if (selector.name or "").startswith(("middleware:threshold:", "middleware:forecast:")):
+                if (selector.name or "").startswith("middleware:threshold:"):
                     continue
-                assert _job(selector) == f.JOB, (rule["record"], selector.name)
+                assert _job(selector) == DEFAULT_JOB, (rule["record"], selector.name)
                 checked += 1
     assert checked >= 20

@@ -25,9 +25,9 @@ SYSTEMS = ("domino", "exporter", "host", "hpom", "ibmmq", "oracle", "vhi")
 VARIANT_DIR = "variants/node_exporter"
 # The files whose rules change with hostMetricsSource: 'node_exporter' (the host recording rules, and the rules
 # that read the recorded host series); the variant replaces them, every other file is the same in both.
-VARIANT_FILES = ("host.yml", "ibmmq.yml", "recording.yml")
+VARIANT_FILES = ("forecasts.yml", "host.yml", "ibmmq.yml", "recording.yml")
 # alerts/<name>: every rule file this tool writes (paths relative to alerts/).
-GENERATED = (tuple(f"{s}.yml" for s in SYSTEMS) + ("recording.yml",)
+GENERATED = (tuple(f"{s}.yml" for s in SYSTEMS) + ("recording.yml", "forecasts.yml")
              + tuple(f"{VARIANT_DIR}/{name}" for name in VARIANT_FILES))
 HEADER = "# generated from mixin/ by `python -m tools.mixin`; do not edit\n"
 RULE_KEYS = ("record", "alert", "expr", "for", "keep_firing_for", "labels", "annotations")
@@ -131,6 +131,8 @@ def render(config: dict[str, Any] | None = None) -> dict[str, str]:
         else:
             stem = name.removesuffix(".yml")
             sources = (f"mixin/rules/{stem}.libsonnet" if stem == "recording"
+                       else "mixin/rules/forecasts.libsonnet (from exporter/advisor/forecasts.py)"
+                       if stem == "forecasts"
                        else f"mixin/rules/{stem}.libsonnet (thresholds) and mixin/alerts/{stem}.libsonnet")
             out[name] = _dump(main[name], f"# Source: {sources}; settings: mixin/config.libsonnet.\n")
     unexpected = (set(main) | set(variant)) - {n.rsplit("/", 1)[-1] for n in GENERATED}

@@ -1,8 +1,9 @@
 """Forecasts from the documents' measured curves: what the guides' tables predict for the figures read now.
 
-Every forecast is a Prometheus recording rule `middleware:forecast:<what>_<unit>` (alerts/forecasts.yml, rendered
-from this module by `python -m exporter.advisor.forecasts`, so the rules and the Python figures share one table
-module) and an entry of :func:`evaluate` for the advisor, computed from the scheduler's last snapshot.  Rate-based
+Every forecast is a Prometheus recording rule `middleware:forecast:<what>_<unit>` (mixin/rules/forecasts.libsonnet,
+rendered from this module by `python -m exporter.advisor.forecasts`, so the rules and the Python figures share one
+table module; the mixin renders it into alerts/forecasts.yml with the configured selectors) and an entry of
+:func:`evaluate` for the advisor, computed from the scheduler's last snapshot.  Rate-based
 forecasts (msgmgrq time to empty) need Prometheus's history: evaluate() gives their inputs and the rule to query.
 
 Interpolation is piecewise linear between a table's own points and clamped at its ends (flagged `extrapolated`).
@@ -22,11 +23,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import tables as t
 
-JOB = 'job=~"middleware.*"'
+# jsonnet placeholders of mixin/config.libsonnet, filled in when the mixin renders the rules
+JOB = "%(middlewareSelector)s"
+HOST = "%(hostSelector)s"
+CLUSTER = "%(clusterPrefix)s"
 PREFIX = "middleware:forecast:"
 
 
@@ -162,16 +164,16 @@ MQ_ADDED_QMGR_GAIN = Curve(tuple(sorted(_failover + _normal)), "CPU idle ratio",
 
 # ---- recording rules ----------------------------------------------------------------------------------------------
 
-def _sel(metric: str, matchers: str = "") -> str:
-    return f"{metric}{{{JOB}{', ' + matchers if matchers else ''}}}"
+def _sel(metric: str, matchers: str = "", selector: str = JOB) -> str:
+    return f"{metric}{{{selector}{', ' + matchers if matchers else ''}}}"
 
 
 ACTIVE = f"sum without (severity) ({_sel('middleware_hpom_active_messages')})"
 CMA = _sel("middleware_hpom_cma_max_per_message")
-RULES_FILE = Path(__file__).resolve().parents[2] / "alerts" / "forecasts.yml"
-HEADER = ("# generated from exporter/advisor/forecasts.py and tables.py by `python -m exporter.advisor.forecasts`;"
-          " do not edit\n# The forecasts of docs/forecasts.md: the documents' measured curves applied to the live"
-          " series.\n")
+RULES_FILE = Path(__file__).resolve().parents[2] / "mixin" / "rules" / "forecasts.libsonnet"
+HEADER = ("// Generated from exporter/advisor/forecasts.py and tables.py by `python -m exporter.advisor.forecasts`;"
+          " do not edit.\n// The forecasts of docs/forecasts.md: the documents' measured curves applied to the live"
+          " series.\n// The mixin fills in the selectors (mixin/config.libsonnet) and writes alerts/forecasts.yml.\n")
 
 
 def _time_to_empty(metric: str) -> str:
@@ -197,7 +199,7 @@ def recording_rules() -> list[dict[str, Any]]:
          f"(\n  {_time_to_empty('middleware_hpom_queue_entries')}\n)\nor\n"
          f"(\n  {_time_to_empty('middleware_hpom_queue_size_bytes')}\n)"),
         ("hpom_msgmgrq_time_to_empty_recovery_ratio", "HPOM-QUEUE",
-         f"{PREFIX}hpom_msgmgrq_time_to_empty_seconds\n"
+         f"{_sel(PREFIX + 'hpom_msgmgrq_time_to_empty_seconds')}\n"
          "  / on () group_left () middleware:threshold:hpom_queue_recovery_seconds"),
         ("hpom_mom_ack_sync_eta_seconds", "HPOM-MOM",
          MOM_SYNC.promql(_sel("middleware_hpom_forwarded_window_acknowledged_messages"))),
@@ -208,15 +210,15 @@ def recording_rules() -> list[dict[str, Any]]:
          f"{THROUGHPUT_BY_CMA.promql(f'clamp_min({CMA}, 1)')}"),
         ("hpom_throughput_ceiling_usage_ratio", "HPOM-THROUGHPUT",
          f"{_sel('middleware_hpom_window_received_messages')} / {_sel('middleware_hpom_window_seconds')}\n"
-         f"  / ignoring (guide_row) {PREFIX}hpom_throughput_ceiling_messages_per_second"),
+         f"  / ignoring (guide_row) {_sel(PREFIX + 'hpom_throughput_ceiling_messages_per_second')}"),
         ("vhi_session_headroom_per_cpu", "VHI-SESS",
          f"-({_sel('middleware_vhi_sessions_per_cpu')}\n"
          "  - on () group_left () middleware:threshold:vhi_sessions_per_cpu)"),
         ("vhi_cpu_doubling_gain_ratio", "VHI-CPU",
          VHI_DOUBLING_GAIN.promql(_sel("middleware_vhi_session_server_cpus"))),
         ("ibmmq_added_qmgr_throughput_gain_ratio", "MQ-CPU",
-         f"{MQ_ADDED_QMGR_GAIN.promql(_sel('instance:middleware_host_cpu_idle:ratio5m'))}\n"
-         f"and on (instance, job) ({_sel('ibmmq_qmgr_status')} == 2)"),
+         f"{MQ_ADDED_QMGR_GAIN.promql(_sel('instance:middleware_host_cpu_idle:ratio5m', selector=HOST))}\n"
+         f"and on ({CLUSTER}instance) ({_sel('ibmmq_qmgr_status')} == 2)"),
     ]
     return [{"name": "middleware-forecasts",
              "rules": [{"record": PREFIX + name, "expr": expr, "labels": {"guide_row": row}}
@@ -224,15 +226,20 @@ def recording_rules() -> list[dict[str, Any]]:
 
 
 def render_rules() -> str:
-    class Dumper(yaml.SafeDumper):
-        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-            super().increase_indent(flow, False)
-
-    def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
-
-    Dumper.add_representer(str, text)
-    return HEADER + yaml.dump({"groups": recording_rules()}, Dumper=Dumper, sort_keys=False, width=120)
+    """The rules as the mixin's jsonnet: one group, each expression a text block formatted with $._config."""
+    lines = [HEADER, "{", "  prometheusRules+:: {", "    groups+: [", "      {",
+             "        name: 'middleware-forecasts',", "        rules: ["]
+    for group in recording_rules():
+        for rule in group["rules"]:
+            if "|||" in rule["expr"] or "%" in rule["expr"].replace("%(", ""):
+                raise ValueError(f"{rule['record']}: the expression cannot go into a jsonnet text block as it is")
+            lines += ["          {", f"            record: '{rule['record']}',", "            expr: |||"]
+            lines += [f"              {line}".rstrip() for line in rule["expr"].splitlines()]
+            lines += ["            ||| % $._config,",
+                      "            labels: { " + ", ".join(f"{k}: '{v}'" for k, v in rule["labels"].items()) + " },",
+                      "          },"]
+    lines += ["        ],", "      },", "    ],", "  },", "}"]
+    return "\n".join(lines) + "\n"
 
 
 # ---- evaluate(): the advisor's view -------------------------------------------------------------------------------

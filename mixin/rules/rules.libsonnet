@@ -1,6 +1,6 @@
 // The recording groups: the thresholds of each system (middleware-<system>-thresholds, from config.thresholds),
 // the dashboard figures of HPOM and Domino (middleware-<system>-recording) and the shared recording rules
-// (middleware-recording).
+// (middleware-recording), and the forecasts (middleware-forecasts, generated from exporter/advisor/forecasts.py).
 (import 'domino.libsonnet') +
 (import 'exporter.libsonnet') +
 (import 'host.libsonnet') +
@@ -8,4 +8,5 @@
 (import 'ibmmq.libsonnet') +
 (import 'oracle.libsonnet') +
 (import 'vhi.libsonnet') +
-(import 'recording.libsonnet')
+(import 'recording.libsonnet') +
+(import 'forecasts.libsonnet')
