@@ -20,12 +20,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 from jinja2 import UndefinedError
 
 from exporter.advisor.page import CONTENT_SECURITY_POLICY, group, number, render
 
-from .conftest import FIXTURES, REPO, require_binary
+from .conftest import REPO, require_binary
+from .estate import environment, estate
 
 SCREENSHOT = REPO / "docs" / "images" / "advice.png"
 HPOM = "HP Operations Manager for UNIX 8.21/8.30 Performance Guide"
@@ -260,59 +260,11 @@ def test_rendered_report_in_a_browser(browser, tmp_path):
     _screenshot(browser, tmp_path / "advice.png")
 
 
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
-
-
-def _estate(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A configured estate for the real exporter: the recorded host tree, an HPOM server (its ovconfget answer
-    and database rows), two Oracle databases behind the fake driver, the VHI session server in the host tree,
-    and a Domino server's `show stat`."""
-    server = FIXTURES / "hpom_server"
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    queues = tmp_path / "mgmt_sv"
-    queues.mkdir()
-    for name, size in {"msgmgrq": 2_000_000, "actreqq": 512, "dispq0": 4096}.items():
-        (queues / name).write_bytes(b"\0" * size)
-    db = tmp_path / "db.yaml"
-    data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
-    data["queries"] = yaml.safe_load((server / "db.yaml").read_text())["queries"]
-    db.write_text(yaml.safe_dump(data))
-    oracle = {"user": "monitor", "password_env": "DB_PASSWORD", "connect_timeout": 0.5, "query_timeout": 0.5}
-    config = {
-        "paths": {"procfs": str(FIXTURES / "host1" / "proc"), "sysfs": str(FIXTURES / "host1" / "sys")},
-        "collectors": {
-            "host": {"interval": 60, "timeout": 2},
-            "process": {"interval": 60, "timeout": 2},
-            "hpom": {"enabled": True, "interval": 60, "timeout": 2, "command_timeout": 0.5, "queue_dir": str(queues),
-                     "opcsv": _script(bindir / "opcsv", f'cat "{server / "opcsv_status.txt"}"\n'),
-                     "ovc": _script(bindir / "ovc", f'cat "{server / "ovc_status.txt"}"\n'),
-                     "ovconfget": _script(bindir / "ovconfget", f'cat "{server / "ovconfget_server_opc.txt"}"\n'),
-                     "queue_count_command": [_script(bindir / "qcount", 'echo "$(( $(wc -c < "$1") / 512 ))"\n'),
-                                             "{path}"],
-                     "database": {"dsn": "hpomdb:1521/openview", **oracle}},
-            "oracle": {"enabled": True, "interval": 60, "timeout": 2, "databases": [
-                {"name": "opcdb", "dsn": "opcdb.example:1521/openview", "hpom": True, **oracle},
-                {"name": "erp", "dsn": "erp.example:1521/erp", "dedicated_host": True, **oracle}]},
-            "vhi": {"enabled": True, "interval": 60, "timeout": 2},
-            "domino": {"enabled": True, "interval": 60, "timeout": 2, "command_timeout": 0.5,
-                       "command": [_script(bindir / "showstat", f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')]},
-        },
-    }
-    path = tmp_path / "exporter.yaml"
-    path.write_text(yaml.safe_dump(config))
-    env = {"PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "monitor-pw"}
-    return path, env
-
-
 @pytest.mark.integration
 def test_real_exporter_advice_page_in_a_browser(start_exporter, browser, tmp_path):
     pytest.importorskip("exporter.advisor.model", reason="the advisor model (exporter/advisor/model.py) is not here")
-    config, env = _estate(tmp_path)
-    exporter = start_exporter("--config", str(config), env=env)
+    # the fixture estate of every system (tests/estate.py), as tests/test_advisor.py judges it
+    exporter = start_exporter("--config", str(estate(tmp_path)), env=environment(tmp_path))
     status, headers, body = exporter.get("/api/v1/advice")
     assert status == 200, body
     report = json.loads(body)

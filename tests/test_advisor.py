@@ -1,11 +1,7 @@
 """The advisor (exporter/advisor/model.py, rows.py): every advice row of the guides judged on a fixture estate of
 every system, the golden advice JSON, the CLI's exit statuses and GET /api/v1/advice through the real exporter.
 
-The fixture estate: the recorded host tree (tests/fixtures/host1: an HPOM management server with Java GUIs and a
-VHI session server), the HPOM server's recorded ovconfget answer and database rows (tests/fixtures/hpom_server),
-two Oracle databases behind the fake driver (tests/fixtures/oracle: opcdb, the HPOM database on NFS mounts; erp,
-a dedicated host), IBM MQ queue manager QM1 through runmqsc answering with the recorded DISPLAY output
-(tests/fixtures/mq/runmqsc) and QM2 whose data and log paths do not exist, and a Domino server's `show stat`.
+The fixture estate is tests/estate.py's (every system; `.venv/bin/python -m tests.estate` runs `advise` on it).
 
 Regenerate the golden advice deliberately, and explain the diff in the commit:
     UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_advisor.py -k golden
@@ -39,11 +35,11 @@ from exporter.cli import build_collectors, main
 from exporter.core.scheduler import Scheduler
 from exporter.registry import load
 
-from .conftest import FIXTURES, REPO, install_fake_oracledb
+from .conftest import REPO, install_fake_oracledb
+from .estate import DB_PASSWORD, environment, estate
 
 GOLDEN = REPO / "tests" / "golden" / "advice.json"
 GUIDE_TABLE = REPO.parent / "shared" / "guide-thresholds.md"  # the developers' copy; absent elsewhere
-DB_PASSWORD = "monitor-pw-7f3a"
 
 # The guide rows whose recommendation is advice (or advice and alert), and the alert rows with a static advice side
 # (HPOM-CMA, HPOM-ACTIVE, HPOM-MEM, HPOM-MSI, VHI-SESS, VHI-MEM): each must reach the report with a status.
@@ -52,61 +48,6 @@ EXPECTED_ROWS = {
     "HPOM-SLOD", "HPOM-GUI", "HPOM-MSI", "HPOM-MEM", "HPOM-KERNEL", "HPOM-ORA",
     "ORA-REDO", "ORA-DBWR", "ORA-SGA", "ORA-NFS", "ORA-KGL", "MQ-IO", "VHI-SESS", "VHI-MEM", "VHI-CPU",
 }
-
-
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
-
-
-def estate(tmp_path: Path, **changes) -> Path:
-    """The fixture estate's configuration file (see the module docstring); ``changes`` replace collector sections."""
-    server = FIXTURES / "hpom_server"
-    bindir = tmp_path / "bin"
-    bindir.mkdir(exist_ok=True)
-    queues = tmp_path / "mgmt_sv"
-    queues.mkdir(exist_ok=True)
-    for name, size in {"msgmgrq": 2_000_000, "actreqq": 512, "dispq0": 4096}.items():
-        (queues / name).write_bytes(b"\0" * size)
-    db = tmp_path / "db.yaml"
-    data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
-    data["queries"] = yaml.safe_load((server / "db.yaml").read_text())["queries"]
-    db.write_text(yaml.safe_dump(data))
-    mq = FIXTURES / "mq" / "runmqsc"
-    oracle = {"user": "monitor", "password_env": "DB_PASSWORD", "connect_timeout": 0.5, "query_timeout": 0.5}
-    collectors = {
-        "host": {"interval": 60, "timeout": 5},
-        "process": {"interval": 60, "timeout": 5},
-        "hpom": {"enabled": True, "interval": 60, "timeout": 5, "command_timeout": 2, "queue_dir": str(queues),
-                 "opcsv": _script(bindir / "opcsv", f'cat "{server / "opcsv_status.txt"}"\n'),
-                 "ovc": _script(bindir / "ovc", f'cat "{server / "ovc_status.txt"}"\n'),
-                 "ovconfget": _script(bindir / "ovconfget", f'cat "{server / "ovconfget_server_opc.txt"}"\n'),
-                 "msi_programs": ["opcmsgm"],
-                 "queue_count_command": [_script(bindir / "qcount", 'echo "$(( $(wc -c < "$1") / 512 ))"\n'),
-                                         "{path}"],
-                 "database": {"dsn": "hpomdb.example:1521/openview", **oracle}},
-        "oracle": {"enabled": True, "interval": 60, "timeout": 5, "databases": [
-            {"name": "opcdb", "dsn": "opcdb.example:1521/openview", "hpom": True, **oracle},
-            {"name": "erp", "dsn": "erp.example:1521/erp", "dedicated_host": True, **oracle}]},
-        "ibmmq": {"enabled": True, "interval": 60, "timeout": 10, "queue_managers": [
-            {"name": "QM1", "backend": "runmqsc", "statistics": "off", "timeout": 5,
-             "runmqsc": _script(bindir / "runmqsc", f'cat > /dev/null; cat "{mq / "qm1_display.txt"}"\n'),
-             "dspmq": _script(bindir / "dspmq", f'cat "{mq / "qm1_dspmq.txt"}"\n')},
-            {"name": "QM2", "backend": "runmqsc", "statistics": "off", "timeout": 5,
-             "runmqsc": _script(bindir / "runmqsc", f'cat > /dev/null; cat "{mq / "qm1_display.txt"}"\n'),
-             "dspmq": _script(bindir / "dspmq2", "echo 'QMNAME(QM2)    STATUS(Running)'\n"),
-             "data_path": "/nonexistent/mqm/qmgrs/QM2", "log_path": "/nonexistent/mqm/log/QM2"}]},
-        "vhi": {"enabled": True, "interval": 60, "timeout": 5},
-        "domino": {"enabled": True, "interval": 60, "timeout": 5, "command_timeout": 2,
-                   "command": [_script(bindir / "showstat", f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')]},
-    }
-    collectors.update(changes)
-    config = {"paths": {"procfs": str(FIXTURES / "host1" / "proc"), "sysfs": str(FIXTURES / "host1" / "sys")},
-              "collectors": collectors}
-    path = tmp_path / "exporter.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 @pytest.fixture
@@ -258,6 +199,9 @@ def test_golden_advice(report):
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(text)
     assert text == GOLDEN.read_text(), "advice changed; if intended, regenerate with UPDATE_GOLDEN=1 (docstring)"
+    summary = report["summary"]
+    assert (f"It gives {summary['deviates']} deviations, {summary['unknown']} unknowns and {summary['follows']} rows "
+            "that follow") in " ".join((REPO / "docs" / "advisor.md").read_text().split()), "docs/advisor.md's figures"
 
 
 def test_the_report_holds_no_configuration_value_but_target_names(report):
@@ -509,8 +453,7 @@ def test_api_advice_through_the_real_exporter_and_advise_url(tmp_path, start_exp
     web.write_text(f"basic_auth_users:\n  ops: {bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()}\n")
     exporter = start_exporter("--config", str(config), "--web.config.file", str(web),
                               "--web.auth-exempt-path", "/readyz",
-                              env={"PYTHONPATH": str(REPO / "tests" / "fakes"),
-                                   "FAKE_ORACLEDB_FIXTURE": str(tmp_path / "db.yaml"), "DB_PASSWORD": DB_PASSWORD})
+                              env=environment(tmp_path))
     assert exporter.get("/api/v1/advice")[0] == 401, "the advice is behind the same basic auth as /metrics"
     token = base64.b64encode(f"ops:{password}".encode()).decode()
     status, headers, body = exporter.get("/api/v1/advice", {"Authorization": f"Basic {token}"})
