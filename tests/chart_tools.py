@@ -1,9 +1,11 @@
 """Go tools and schemas the chart tests use, built from their module source and cached like tests/promtool3.py.
 
-kubeconform (strict manifest validation), helm-unittest (template unit tests) and helm-docs (the chart README)
+kubeconform (strict manifest validation), helm-unittest (template unit tests), helm-docs (the chart README) and
+grafana/dashboard-linter (`lint --strict` on dashboards/, tests/test_dashboards.py)
 are built with the Go toolchain through the module proxy into ~/.cache/middleware-exporter/bin when missing;
 locally a missing tool skips, under CI (``CI`` set) it is built. Cold builds on this busy 2-core machine: kubeconform
-14-84 s, helm-docs 22-24 s, helm-unittest 4 min 1 s, the schemas 9 s (with module downloads; each tool is built
+14-84 s, helm-docs 22-24 s, helm-unittest 4 min 1 s, dashboard-linter 4 min 3 s (empty Go build cache; its
+modules were already downloaded), the schemas 9 s (with module downloads; each tool is built
 in place with `go build` in its downloaded module, since `go install pkg@version` refuses a go.mod with replace
 directives).
 
@@ -31,6 +33,10 @@ BIN = CACHE / "bin"
 KUBECONFORM = ("github.com/yannh/kubeconform", "v0.7.0", "./cmd/kubeconform")
 HELM_DOCS = ("github.com/norwoodj/helm-docs", "v1.14.2", "./cmd/helm-docs")
 HELM_UNITTEST = ("github.com/helm-unittest/helm-unittest", "v1.1.2", "./cmd/helm-unittest")
+# main of 2024-12-16: the newest version the module proxy serves whole. It refuses the tags v0.1.0 and v0.1.1 (403),
+# and v0.2.0 (2026-06-18) needs a grafana/apps/dashboard pseudo-version it refuses; v0.2.0 only adds the v2
+# dashboard schema (these dashboards are v1) - its rules are the same as this commit's.
+DASHBOARD_LINTER = ("github.com/grafana/dashboard-linter", "v0.0.0-20241216132922-9479ff4bfa35", ".")
 PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
 K8S_VERSIONS = ("1.29.0", "1.32.0")
 
@@ -81,6 +87,10 @@ def helm_docs() -> Path:
 
 def helm_unittest() -> Path:
     return _build(HELM_UNITTEST, "helm-unittest")
+
+
+def dashboard_linter() -> Path:
+    return _build(DASHBOARD_LINTER, "dashboard-linter")
 
 
 # The kinds the chart (and the ci/ and example values' extraManifests) render; a kind missing here fails the

@@ -3,7 +3,8 @@ fixtures for every collector (a recorded /proc with HPOM, MQ, MQSI, Oracle, VHI 
 HPOM and two Oracle databases through the DB-API stand-in; a fake mqweb and a stand-in ibmmq publishing resource
 statistics; a stand-in Domino console), with the
 project's recording rules loaded.  Each query must parse and return data.  Grafana's variables are replaced the
-way Grafana would expand them for "All": $instance/$qmgr/$database -> .*, $__rate_interval -> 30s."""
+way Grafana would expand them for "All": $job -> middleware.* and $instance -> .+ (their allValue),
+$qmgr/$database -> .*, $__rate_interval -> 30s."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ SUBSTITUTIONS = [
     (re.compile(r"\$\{?__rate_interval\}?"), "30s"),
     (re.compile(r"\$\{?__interval\}?"), "5s"),
     (re.compile(r"\$\{?__range\}?"), "5m"),
+    # the job and instance variables' allValue ("All" is the mixin's job selector; the test scrapes job "middleware")
+    (re.compile(r"\$\{?job(:[a-z]+)?\}?"), "middleware.*"),
+    (re.compile(r"\$\{?instance(:[a-z]+)?\}?"), ".+"),
     (re.compile(r"\$\{?(instance|qmgr|database|queue|device|job)(:[a-z]+)?\}?"), ".*"),
 ]
 
@@ -137,7 +141,9 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
             "PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "x",
             "FAKE_IBMMQ_SCENARIO": str(tmp_path / "mq-scenario.json")})
         port = free_port()
-        rules = [tmp_path / "recording.yml", tmp_path / "forecasts.yml"]  # panels read recording rules and forecasts
+        # panels read recording rules, forecasts and the middleware:threshold:* series of the alert files
+        rules = [tmp_path / path.name for path in sorted((REPO / "alerts").glob("*.yml"))
+                 if path.name != "alertmanager.yml"]
         for rule_file in rules:
             shutil.copy(REPO / "alerts" / rule_file.name, rule_file)
         (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
