@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Build the middleware-exporter Grafana dashboards with grafana-foundation-sdk 0.0.21.
 
-    python dashboards/build.py           # write dashboards/<uid>.json and dashboards/.lint
+    python dashboards/build.py           # write mixin/dashboards/sources/<uid>.json and dashboards/.lint
     python dashboards/build.py --check   # exit 1 if a file on disk differs from what would be written
+    python -m tools.mixin                # then: the mixin renders dashboards/<uid>.json with its configuration
 
 Every panel uses the ``${datasource}`` variable and filters every selector on ``job=~"$job", instance=~"$instance"``
 (the job variable's "All" is the mixin's middlewareSelector, ``job=~"middleware.*"``). The guide rows' figures of
@@ -204,7 +205,11 @@ def dashboard(uid: str, title: str, description: str, panels: list[timeseries.Pa
          .with_variable(query_variable("instance", "Instance",
                                        'label_values(middleware_exporter_build_info{job=~"$job"}, instance)',
                                        all_value=".+"))
-         .annotation(alerts_annotation()))
+         .annotation(alerts_annotation())
+         # one drop-down to every middleware dashboard, keeping the time range and the variables
+         .link(db.DashboardLink("Middleware dashboards").type(dm.DashboardLinkType.DASHBOARDS)
+               .tags(["middleware-exporter"]).as_dropdown(True).include_vars(True).keep_time(True)
+               .icon("external link")))
     for v in extra_variables or []:
         d = d.with_variable(v)
     # Lay panels out left to right, wrapping to a new row when the next one does not fit in 24 columns (the
@@ -870,11 +875,30 @@ def lint_exclusions(dashboards: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_files() -> dict[str, str]:
-    """file name in dashboards/ -> content: the dashboards' JSON and the linter's exclusions."""
+MIXIN_SOURCES = HERE.parent / "mixin" / "dashboards" / "sources"
+
+
+MIXIN_LINT = HERE.parent / "mixin" / ".lint"
+MIXIN_LINT_MARK = "  # ---- the dashboards' exclusions, written by dashboards/build.py (edit the builder)"
+
+
+def mixin_lint(dashboard_lint: str) -> str:
+    """mixin/.lint: its hand-written alert exclusions, then the dashboards' (mixtool lint runs the dashboard linter
+    on the mixin's dashboards too, with the same rules)."""
+    text = MIXIN_LINT.read_text(encoding="utf-8") if MIXIN_LINT.exists() else "exclusions:\n"
+    alerts = text.split(MIXIN_LINT_MARK)[0].rstrip("\n")
+    rules = dashboard_lint.split("exclusions:\n", 1)[1]
+    return f"{alerts}\n{MIXIN_LINT_MARK}\n{rules}"
+
+
+def build_files() -> dict[Path, str]:
+    """path -> content: the dashboards' panels as the mixin's sources (mixin/dashboards/sources/<uid>.json, which the
+    mixin renders into dashboards/<uid>.json with its configuration: `python -m tools.mixin`) and the linter's
+    exclusions (dashboards/.lint, beside the rendered dashboards the linter reads)."""
     dashboards = all_dashboards()
-    files = {f"{uid}.json": render_dict(dash) for uid, dash in dashboards.items()}
-    files[".lint"] = lint_exclusions(dashboards)
+    files = {MIXIN_SOURCES / f"{uid}.json": render_dict(dash) for uid, dash in dashboards.items()}
+    files[HERE / ".lint"] = lint_exclusions(dashboards)
+    files[MIXIN_LINT] = mixin_lint(files[HERE / ".lint"])
     return files
 
 
@@ -896,18 +920,17 @@ def all_queries() -> list[tuple[str, str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a file on disk is stale")
-    parser.add_argument("--out", type=Path, default=HERE, help="output directory (default: dashboards/)")
     args = parser.parse_args(argv)
     stale = []
-    for name, content in build_files().items():
-        path = args.out / name
+    for path, content in build_files().items():
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != content:
                 stale.append(str(path))
         else:
             path.write_text(content, encoding="utf-8")
     if stale:
-        print("stale dashboards (run python dashboards/build.py):\n  " + "\n  ".join(stale), file=sys.stderr)
+        print("stale dashboard sources (run python dashboards/build.py, then python -m tools.mixin):\n  "
+              + "\n  ".join(stale), file=sys.stderr)
         return 1
     return 0
 

@@ -1,4 +1,5 @@
-"""The Grafana dashboards in dashboards/: up to date with dashboards/build.py, decodable by the SDK's model, linted.
+"""The Grafana dashboards in dashboards/: their mixin sources up to date with dashboards/build.py, the rendered files
+the mixin's, decodable by the SDK's model, linted.
 
 Evaluating the queries against a Prometheus is done elsewhere; build.all_queries() is the list it uses.
 """
@@ -73,20 +74,33 @@ def test_builder_knows_the_six_dashboards():
     assert sorted(p.stem for p in DASHBOARDS.glob("*.json")) == sorted(UIDS)
 
 
-def test_committed_json_is_what_build_py_writes():
+def test_the_mixin_sources_are_what_build_py_writes():
     expected = build.build_all()
     for uid in UIDS:
-        on_disk = (DASHBOARDS / f"{uid}.json").read_text(encoding="utf-8")
-        assert on_disk == expected[uid], f"dashboards/{uid}.json is stale: run python dashboards/build.py"
+        on_disk = (build.MIXIN_SOURCES / f"{uid}.json").read_text(encoding="utf-8")
+        assert on_disk == expected[uid], f"mixin/dashboards/sources/{uid}.json is stale: run python dashboards/build.py"
     assert build.main(["--check"]) == 0
 
 
-def test_check_detects_a_stale_file(tmp_path):
-    assert build.main(["--out", str(tmp_path)]) == 0
-    assert build.main(["--check", "--out", str(tmp_path)]) == 0
+def test_check_detects_a_stale_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "MIXIN_SOURCES", tmp_path)
+    monkeypatch.setattr(build, "HERE", tmp_path)
+    assert build.main([]) == 0
+    assert build.main(["--check"]) == 0
     path = tmp_path / "middleware-vhi.json"
     path.write_text(path.read_text(encoding="utf-8").replace("250", "251"), encoding="utf-8")
-    assert build.main(["--check", "--out", str(tmp_path)]) == 1
+    assert build.main(["--check"]) == 1
+
+
+def test_the_dashboards_are_the_mixin_render_of_the_sources():
+    """dashboards/<uid>.json is the mixin's rendering (python -m tools.mixin) of its source with the configuration,
+    which at the default configuration changes nothing (tests/test_mixin.py renders other configurations)."""
+    for uid, dash in _committed().items():
+        source = json.loads((build.MIXIN_SOURCES / f"{uid}.json").read_text(encoding="utf-8"))
+        assert dash == source, uid
+        # every dashboard links to the others (one drop-down of the project's tag, keeping time and variables)
+        assert [(link["type"], link["tags"], link["keepTime"], link["includeVars"]) for link in dash["links"]] == \
+            [("dashboards", ["middleware-exporter"], True, True)]
 
 
 def test_output_is_deterministic_and_formatted():
@@ -405,4 +419,4 @@ def test_dashboard_linter_exclusions_are_narrow(tmp_path):
 
 
 def test_lint_exclusions_file_is_current():
-    assert (DASHBOARDS / ".lint").read_text(encoding="utf-8") == build.build_files()[".lint"]
+    assert (DASHBOARDS / ".lint").read_text(encoding="utf-8") == build.build_files()[DASHBOARDS / ".lint"]

@@ -222,6 +222,9 @@ def test_the_mixin_exposes_the_three_fields():
         "local m = import 'mixin.libsonnet'; {a: std.length(m.prometheusAlerts.groups),"
         " r: std.length(m.prometheusRules.groups), d: std.isObject(m.grafanaDashboards)}"))
     assert out == {"a": 7, "r": 11, "d": True}  # 7 threshold groups, 2 dashboard figures, shared, forecasts
+    boards = json.loads(_gojsonnet.evaluate_snippet(
+        str(mixin.MIXIN / "probe.jsonnet"), "std.objectFields((import 'mixin.libsonnet').grafanaDashboards)"))
+    assert boards == sorted(p.name for p in mixin.DASHBOARDS.glob("*.json")) and len(boards) == 6
 
 
 def test_mixtool_lint_is_clean():
@@ -242,3 +245,71 @@ def test_mixtool_generates_the_rules_of_the_checked_in_files(tmp_path):
     checked_in = {g["name"]: g for name in mixin.GENERATED if not name.startswith(mixin.VARIANT_DIR)
                   for g in yaml.safe_load((mixin.ALERTS / name).read_text())["groups"]}
     assert generated == checked_in
+
+
+# ---- dashboards ---------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def boards() -> dict[str, str]:
+    return mixin.render_dashboards()
+
+
+def _targets(board: dict):
+    for panel in board["panels"]:
+        yield from ((panel["title"], t["expr"]) for t in panel.get("targets", []))
+
+
+def test_checked_in_dashboards_are_a_fresh_render(boards):
+    stale = mixin.stale_dashboards(boards)
+    assert not stale, f"dashboards/{stale} differ from mixin/: run `python -m tools.mixin`"
+    assert mixin.main(["--check"]) == 0
+
+
+def test_a_custom_selector_and_multi_cluster_reach_every_dashboard_query(boards):
+    import json
+
+    custom = mixin.render_dashboards({"middlewareSelector": 'job="mw-test"', "showMultiCluster": True,
+                                      "clusterLabel": "k8s_cluster"})
+    assert set(custom) == set(boards)
+    queries = 0
+    for name, text in custom.items():
+        board = json.loads(text)
+        assert "middleware.*" not in text, name
+        variables = board["templating"]["list"]
+        assert [v["name"] for v in variables][:4] == ["datasource", "cluster", "job", "instance"], name
+        cluster, job = variables[1], variables[2]
+        assert cluster["query"] == 'label_values(middleware_exporter_build_info{job="mw-test"}, k8s_cluster)'
+        assert job["allValue"] == "mw-test"
+        assert job["query"] == \
+            'label_values(middleware_exporter_build_info{k8s_cluster=~"$cluster", job="mw-test"}, job)'
+        for title, expr in _targets(board):
+            if expr.startswith(("middleware:threshold:", "1 - middleware:threshold:")) or \
+                    re.match(r"^[0-9.]+ \* middleware:threshold:", expr):
+                continue  # the threshold series: constants without job, instance or cluster
+            assert expr.count('job=~"$job"') == expr.count('k8s_cluster=~"$cluster", job=~"$job"') > 0, \
+                (name, title, expr)
+            queries += 1
+        # nothing else changed: remove the cluster and the custom job and the default render comes back
+        back = json.loads(text.replace('k8s_cluster=~\\"$cluster\\", ', "").replace('job=\\"mw-test\\"',
+                                                                                       'job=~\\"middleware.*\\"'))
+        back["templating"]["list"] = [v for v in back["templating"]["list"] if v["name"] != "cluster"]
+        for v in back["templating"]["list"]:
+            if v["name"] == "job":
+                v["allValue"] = "middleware.*"
+        assert back == json.loads(boards[name]), name
+    assert queries > 100
+
+
+def test_a_threshold_override_moves_the_alert_and_the_dashboard_line_together(boards):
+    """The HPOM dashboard draws the acknowledgement bulk from middleware:threshold:hpom_ack_bulk, the series the
+    alert compares with; an override changes that series' value only."""
+    import json
+
+    hpom = json.loads(boards["middleware-hpom.json"])
+    assert "middleware:threshold:hpom_ack_bulk" in [expr for _, expr in _targets(hpom)]
+    assert not re.search(r"\b5000\b", json.dumps([expr for _, expr in _targets(hpom)]))
+    rules = mixin.render({"thresholds": {"hpom_ack_bulk": 4000}})
+    exprs = {r.get("record") or r.get("alert"): r["expr"] for r in _rules(rules["hpom.yml"])}
+    assert exprs["middleware:threshold:hpom_ack_bulk"] == "vector(4000)"
+    assert any("middleware:threshold:hpom_ack_bulk" in e for n, e in exprs.items() if not n.startswith("middleware:"))
+    assert mixin.render_dashboards({"thresholds": {"hpom_ack_bulk": 4000}}) == boards

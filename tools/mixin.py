@@ -1,7 +1,9 @@
-"""Render the jsonnet mixin (mixin/) into the rule files of alerts/, or check that they are current.
+"""Render the jsonnet mixin (mixin/) into the rule files of alerts/ and the dashboards of dashboards/, or check that
+they are current.
 
-`python -m tools.mixin` writes alerts/<system>.yml, alerts/recording.yml and the node_exporter variant
-alerts/variants/node_exporter/{host,recording}.yml; `--check` only compares and exits 1 naming stale files.
+`python -m tools.mixin` writes alerts/<system>.yml, alerts/recording.yml, alerts/forecasts.yml, the node_exporter
+variants alerts/variants/node_exporter/*.yml and dashboards/<uid>.json; `--check` only compares and exits 1 naming
+stale files.
 Only the files of GENERATED are written: other rule files in alerts/ (and alertmanager.yml) are left alone.
 Jsonnet runs through the `gojsonnet` Python bindings (go-jsonnet, the implementation jb and mixtool use; the
 `test` extra), or google/jsonnet's C++ `jsonnet` bindings where only those are installed (same output, 4x slower).
@@ -21,6 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 MIXIN = ROOT / "mixin"
 ALERTS = ROOT / "alerts"
+DASHBOARDS = ROOT / "dashboards"
 SYSTEMS = ("domino", "exporter", "host", "hpom", "ibmmq", "oracle", "vhi")
 VARIANT_DIR = "variants/node_exporter"
 # The files whose rules change with hostMetricsSource: 'node_exporter' (the host recording rules, and the rules
@@ -43,15 +46,17 @@ def _jsonnet_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def evaluate(config: dict[str, Any] | None = None) -> dict[str, Any]:
-    """prometheusAlerts and prometheusRules of mixin/mixin.libsonnet, with `config` merged into _config."""
+def evaluate(config: dict[str, Any] | None = None, *, dashboards: bool = False) -> dict[str, Any]:
+    """prometheusAlerts and prometheusRules (and grafanaDashboards) of mixin/mixin.libsonnet, with `config` merged
+    into _config."""
     try:
         import _gojsonnet as _jsonnet  # the `gojsonnet` package (test extra)
     except ImportError:
         import _jsonnet
 
     snippet = ("local mixin = (import 'mixin.libsonnet') + { _config+:: %s };\n"
-               "{ alerts: mixin.prometheusAlerts, rules: mixin.prometheusRules }") % _jsonnet_value(config or {})
+               "{ alerts: mixin.prometheusAlerts, rules: mixin.prometheusRules%s }") % (
+        _jsonnet_value(config or {}), ", dashboards: mixin.grafanaDashboards" if dashboards else "")
     return json.loads(_jsonnet.evaluate_snippet(str(MIXIN / "render.jsonnet"), snippet))
 
 
@@ -144,6 +149,19 @@ def render(config: dict[str, Any] | None = None) -> dict[str, str]:
     return out
 
 
+def render_dashboards(config: dict[str, Any] | None = None) -> dict[str, str]:
+    """dashboards/-relative file name -> JSON text (as dashboards/build.py formats JSON: sorted keys, indent 2)."""
+    rendered = evaluate(config, dashboards=True)["dashboards"]
+    return {name: json.dumps(board, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            for name, board in rendered.items()}
+
+
+def stale_dashboards(rendered: dict[str, str] | None = None) -> list[str]:
+    rendered = rendered or render_dashboards()
+    return [name for name, text in rendered.items()
+            if not (DASHBOARDS / name).exists() or (DASHBOARDS / name).read_text(encoding="utf-8") != text]
+
+
 def stale(rendered: dict[str, str] | None = None) -> list[str]:
     rendered = rendered or render()
     return [name for name, text in rendered.items()
@@ -154,18 +172,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 when a file is stale")
     args = parser.parse_args(argv)
-    rendered = render()
-    names = stale(rendered)
+    outputs = []
+    for directory, rendered, names in ((ALERTS, rules := render(), stale(rules)),
+                                       (DASHBOARDS, boards := render_dashboards(), stale_dashboards(boards))):
+        outputs += [(directory / name, rendered[name]) for name in names]
     if args.check:
-        for name in names:
-            print(f"alerts/{name} differs from a fresh render of mixin/ (run python -m tools.mixin)",
+        for path, _ in outputs:
+            print(f"{path.relative_to(ROOT)} differs from a fresh render of mixin/ (run python -m tools.mixin)",
                   file=sys.stderr)
-        return 1 if names else 0
-    for name in names:
-        path = ALERTS / name
+        return 1 if outputs else 0
+    for path, text in outputs:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(rendered[name])
-        print(f"wrote alerts/{name}")
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

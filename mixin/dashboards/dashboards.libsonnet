@@ -1,4 +1,76 @@
-// Placeholder until the dashboards are written in jsonnet: no dashboards from the mixin yet.
+// The dashboards: their panels come from sources/<uid>.json (written by dashboards/build.py with the
+// grafana-foundation-sdk; they are the dashboards as the default configuration renders them), and this file applies
+// the configuration: the job selector (the job variable's query and its "All"), the cluster variable and matcher
+// with showMultiCluster. `python -m tools.mixin` writes the result to
+// dashboards/<uid>.json; tests/test_mixin.py fails while those differ from a fresh render.
+local sources = {
+  'middleware-exporter.json': import 'sources/middleware-exporter.json',
+  'middleware-host.json': import 'sources/middleware-host.json',
+  'middleware-hpom.json': import 'sources/middleware-hpom.json',
+  'middleware-ibmmq.json': import 'sources/middleware-ibmmq.json',
+  'middleware-oracle.json': import 'sources/middleware-oracle.json',
+  'middleware-vhi.json': import 'sources/middleware-vhi.json',
+};
+
+// The selector the sources were written with (mixin/config.libsonnet's default middlewareSelector) and the "All"
+// of their job variable.
+local sourceSelector = 'job=~"middleware.*"';
+local sourceJobAll = 'middleware.*';
+
+// Every string of a JSON value through f.
+local mapStrings(value, f) =
+  if std.isString(value) then f(value)
+  else if std.isArray(value) then [mapStrings(v, f) for v in value]
+  else if std.isObject(value) then { [k]: mapStrings(value[k], f) for k in std.objectFields(value) }
+  else value;
+
 {
-  grafanaDashboards+:: {},
+  grafanaDashboards+:: {
+    [name]: $._middlewareDashboard(sources[name])
+    for name in std.objectFields(sources)
+  },
+
+  _middlewareDashboard(source):: (
+    local c = $._config;
+    // The job variable's "All": the value of the selector's (single) job matcher, e.g. middleware.* or middleware.
+    local jobAll = std.split(c.middlewareSelector, '"')[1];
+    local clusterMatcher = c.clusterLabel + '=~"$cluster"';
+    local rewrite(text) =
+      local selected = std.strReplace(text, sourceSelector,
+                                      (if c.showMultiCluster then clusterMatcher + ', ' else '') + c.middlewareSelector);
+      if c.showMultiCluster then std.strReplace(selected, 'job=~"$job"', clusterMatcher + ', job=~"$job"')
+      else selected;
+    local dashboard = mapStrings(source, rewrite);
+    local variables = dashboard.templating.list;
+    local clusterVariable = {
+      allValue: '.+',
+      current: { selected: true, text: ['All'], value: ['$__all'] },
+      datasource: { type: 'prometheus', uid: '${datasource}' },
+      definition: 'label_values(middleware_exporter_build_info{%s}, %s)' % [c.middlewareSelector, c.clusterLabel],
+      includeAll: true,
+      label: 'Cluster',
+      multi: true,
+      name: 'cluster',
+      query: 'label_values(middleware_exporter_build_info{%s}, %s)' % [c.middlewareSelector, c.clusterLabel],
+      refresh: 2,
+      skipUrlSync: false,
+      sort: 1,
+      type: 'query',
+    };
+    dashboard {
+      templating+: {
+        list: [
+          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceJobAll
+          then v { allValue: jobAll } else v
+          for v in variables
+          if v.name == 'datasource'
+        ] + (if c.showMultiCluster then [clusterVariable] else []) + [
+          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceJobAll
+          then v { allValue: jobAll } else v
+          for v in variables
+          if v.name != 'datasource'
+        ],
+      },
+    }
+  ),
 }
