@@ -815,6 +815,80 @@ BUILDERS = {
 }
 
 
+# ---- the node_exporter variant of the host dashboard (the mixin's hostMetricsSource: 'node_exporter') -------------
+# As for the rules (mixin/README.md, "Host figures from node_exporter"): the host dashboard's vmstat/iostat/sar panels
+# read node_exporter's node_* series; the HPOM, MQ and VHI panels that set a process against the host keep the host
+# collector's series (they join on the exporter's instance). The job variable lists node_exporter's jobs; its "All"
+# and query carry the mixin's default nodeExporterSelector, which the mixin replaces with the configured one.
+NODE_SELECTOR = 'job="node-exporter"'
+NODE_JOB = "node-exporter"
+NODE_VARIANT_UIDS = ("middleware-host",)
+NODE_SOURCES = HERE.parent / "mixin" / "dashboards" / "sources" / "variants" / "node_exporter"
+NODE_RENAMES = {  # middleware_host_* -> the node_exporter series with the same meaning, labels and unit
+    "cpu_seconds_total": "node_cpu_seconds_total", "context_switches_total": "node_context_switches_total",
+    "interrupts_total": "node_intr_total", "procs_running": "node_procs_running",
+    "procs_blocked": "node_procs_blocked", "memory_total_bytes": "node_memory_MemTotal_bytes",
+    "memory_available_bytes": "node_memory_MemAvailable_bytes",
+    **{f"disk_{n}": f"node_disk_{n}" for n in ("io_time_seconds_total", "io_time_weighted_seconds_total",
+                                                "read_time_seconds_total", "reads_completed_total",
+                                                "write_time_seconds_total", "writes_completed_total")},
+}
+# node_exporter counts swapped pages (pswpin/pswpout); the host collector bytes: x 4096, the page size of x86-64
+# and of the usual arm64 kernels.
+PAGE_SIZE = 4096
+_RATE = re.compile(r"rate\(middleware_host_(swap_in_bytes_total|swap_out_bytes_total|page_scans_total)"
+                   r"\{([^}]*)\}\[([^\]]+)\]\)")
+_SERIES = re.compile(r"middleware_host_([a-z_]+)\{([^}]*)\}")
+_EXPORTER_SERIES = re.compile(r'\b(middleware_[a-z_]+|[a-z_]+:middleware_[a-z_:]+)\{job=~"\$job"')
+
+
+def _node_rate(match: re.Match) -> str:
+    name, matchers, window = match.groups()
+    if name == "page_scans_total":  # as the host collector and the recording rule: anon + file, else kswapd + direct
+        def scans(a: str, b: str) -> str:
+            return (f"rate(node_vmstat_pgscan_{a}{{{matchers}}}[{window}]) + "
+                    f"rate(node_vmstat_pgscan_{b}{{{matchers}}}[{window}])")
+        return f"(({scans('anon', 'file')}) or ({scans('kswapd', 'direct')}))"
+    pages = "pswpin" if name == "swap_in_bytes_total" else "pswpout"
+    return f"{PAGE_SIZE} * rate(node_vmstat_{pages}{{{matchers}}}[{window}])"
+
+
+def _node_series(match: re.Match) -> str:
+    name, matchers = match.groups()
+    if name in NODE_RENAMES:
+        return f"{NODE_RENAMES[name]}{{{matchers}}}"
+    if name == "cpus":
+        return f'count without (cpu, mode) (node_cpu_seconds_total{{{matchers}, mode="idle"}})'
+    if name == "memory_used_bytes":  # MemTotal - MemAvailable, as the host collector
+        return f"(node_memory_MemTotal_bytes{{{matchers}}} - node_memory_MemAvailable_bytes{{{matchers}}})"
+    if name == "swap_used_bytes":
+        return f"(node_memory_SwapTotal_bytes{{{matchers}}} - node_memory_SwapFree_bytes{{{matchers}}})"
+    raise ValueError(f"no node_exporter counterpart for middleware_host_{name}")
+
+
+def node_exporter_variant(dash: dict) -> dict:
+    """The dashboard with its host series from node_exporter (every middleware_host_* series mapped, or an error)."""
+    variant = json.loads(json.dumps(dash))
+    variant["description"] += (" Host figures from node_exporter (the mixin's hostMetricsSource 'node_exporter'): "
+                               "the Job variable lists node_exporter's jobs.")
+    for v in variant["templating"]["list"]:
+        if v["name"] == "job":
+            v["query"] = v["definition"] = f"label_values(node_uname_info{{{NODE_SELECTOR}}}, job)"
+            v["allValue"] = NODE_JOB
+        elif v["name"] == "instance":
+            v["query"] = v["definition"] = 'label_values(node_uname_info{job=~"$job"}, instance)'
+    for panel in variant["panels"]:
+        for target in panel.get("targets", []):
+            expr = _SERIES.sub(_node_series, _RATE.sub(_node_rate, target["expr"]))
+            # the exporter's own series on this dashboard (Domino's) keep the exporter's job: the mixin's selector
+            target["expr"] = _EXPORTER_SERIES.sub(rf'\1{{job=~"{MIDDLEWARE_JOBS}"', expr)
+        if "description" in panel and "middleware_host_" in panel["description"]:
+            panel["description"] = panel["description"].replace("middleware_host_", "node_exporter's ")
+    if "middleware_host_" in json.dumps(variant):
+        raise ValueError(f"{dash['uid']}: a middleware_host_ series is left in the node_exporter variant")
+    return variant
+
+
 def to_dict(dash: dm.Dashboard) -> dict:
     return json.loads(json.dumps(dash, cls=JSONEncoder))
 
@@ -843,10 +917,13 @@ LINT_REASONS = {
         'The job variable\'s All is the mixin\'s middlewareSelector (job=~"middleware.*"), not .+: the exporter '
         "publishes IBM MQ figures under ibmmq_* names that IBM's own MQ exporter also uses, and .+ would mix that "
         "exporter's series (another scrape job) into these panels. tests/test_dashboards.py checks the rule's other "
-        "points (Prometheus query variable on $datasource, label Job, multi-value)."),
+        "points (Prometheus query variable on $datasource, label Job, multi-value). In the node_exporter variant "
+        "of the host dashboard the All is the mixin's nodeExporterSelector, for the same reason."),
     "target-job-rule": (
         "The reference lines read middleware:threshold:* series: recording rules of constants (vector(N) in "
-        "alerts/<system>.yml) that carry no job label, so a job matcher would select nothing."),
+        "alerts/<system>.yml) that carry no job label, so a job matcher would select nothing. In the node_exporter "
+        "variant of the host dashboard the Job variable lists node_exporter's jobs, and the exporter's own series "
+        "there (Domino's) select the exporter's job with the mixin's selector instead."),
     "target-instance-rule": (
         "The reference lines read middleware:threshold:* series: recording rules of constants (vector(N) in "
         "alerts/<system>.yml) that carry no instance label, so an instance matcher would select nothing."),
@@ -861,7 +938,12 @@ def lint_exclusions(dashboards: dict[str, dict]) -> str:
         entries["template-job-rule"].append(f"dashboard: {title}")
         for panel in dash.get("panels", []):
             for n, target in enumerate(panel.get("targets", [])):
-                if is_reference(target["expr"]):
+                exporter_job = f'job=~"{MIDDLEWARE_JOBS}"' in target["expr"]  # node_exporter variant
+                if exporter_job:
+                    entry = f'dashboard: {title}, panel: {json.dumps(panel["title"], ensure_ascii=False)}, ' \
+                            f'targetidx: "{n}"'
+                    entries["target-job-rule"].append(entry)
+                elif is_reference(target["expr"]):
                     panel_title = json.dumps(panel["title"], ensure_ascii=False)
                     # "targetidx": the linter decodes with yaml.v3, which ignores the json tag "targetIdx" (an
                     # entry with that key would exclude every target of the panel).
@@ -897,6 +979,11 @@ def build_files() -> dict[Path, str]:
     exclusions (dashboards/.lint, beside the rendered dashboards the linter reads)."""
     dashboards = all_dashboards()
     files = {MIXIN_SOURCES / f"{uid}.json": render_dict(dash) for uid, dash in dashboards.items()}
+    variants = {uid: node_exporter_variant(dashboards[uid]) for uid in NODE_VARIANT_UIDS}
+    files.update({NODE_SOURCES / f"{uid}.json": render_dict(dash) for uid, dash in variants.items()})
+    # the linter reads .lint from the directory of the dashboard: the mixin renders the variant into
+    # dashboards/variants/node_exporter/
+    files[HERE / "variants" / "node_exporter" / ".lint"] = lint_exclusions(variants)
     files[HERE / ".lint"] = lint_exclusions(dashboards)
     files[MIXIN_LINT] = mixin_lint(files[HERE / ".lint"])
     return files
@@ -927,6 +1014,7 @@ def main(argv: list[str] | None = None) -> int:
             if not path.exists() or path.read_text(encoding="utf-8") != content:
                 stale.append(str(path))
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8")
     if stale:
         print("stale dashboard sources (run python dashboards/build.py, then python -m tools.mixin):\n  "

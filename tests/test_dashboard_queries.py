@@ -140,6 +140,14 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
         exporter = start_exporter("--config", str(path), env={
             "PYTHONPATH": str(REPO / "tests" / "fakes"), "FAKE_ORACLEDB_FIXTURE": str(db), "DB_PASSWORD": "x",
             "FAKE_IBMMQ_SCENARIO": str(tmp_path / "mq-scenario.json")})
+        # Debian's node_exporter for the host dashboard's node_exporter variant (page scans need the vmstat
+        # fields the variant reads, as mixin/README.md says)
+        node_port = free_port()
+        procs.append(subprocess.Popen(
+            [require_binary("prometheus-node-exporter", "node_exporter", package="prometheus-node-exporter"),
+             f"--web.listen-address=127.0.0.1:{node_port}",
+             "--collector.vmstat.fields=^(oom_kill|pgpg|pswp|pg.*fault|pgscan_.*).*"],
+            stdout=open(tmp_path / "node-exporter.log", "wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
         port = free_port()
         # panels read recording rules, forecasts and the middleware:threshold:* series of the alert files
         rules = [tmp_path / path.name for path in sorted((REPO / "alerts").glob("*.yml"))
@@ -150,7 +158,9 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
             "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(r) for r in rules],
             "scrape_configs": [{"job_name": "middleware", "static_configs": [
-                {"targets": [f"127.0.0.1:{exporter.port}"]}]}],
+                {"targets": [f"127.0.0.1:{exporter.port}"]}]},
+                               {"job_name": "node-exporter", "static_configs": [
+                                   {"targets": [f"127.0.0.1:{node_port}"]}]}],
         }))
         log = open(tmp_path / "prometheus.log", "wb")
         procs.append(subprocess.Popen(
@@ -173,7 +183,7 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
         deadline = time.monotonic() + 60
         wanted = ["middleware_hpom_cma_max_per_message", "ibmmq_queue_depth", "middleware_oracle_up",
                   "middleware_domino_users", "middleware_vhi_sessions_per_cpu", "middleware_host_cpus",
-                  "ibmmq_qmgr_interval_destructive_get_total_count_total"]
+                  "ibmmq_qmgr_interval_destructive_get_total_count_total", "node_cpu_seconds_total"]
         while time.monotonic() < deadline and not all(query(w)[1] for w in wanted):
             time.sleep(1)
         assert all(query(w)[1] for w in wanted), [w for w in wanted if not query(w)[1]]
@@ -203,3 +213,23 @@ def test_every_panel_query_returns_data(prometheus_with_fixtures):
         elif not result:
             failures.append(f"{uid} / {title}: no data: {expr}")
     assert not failures, "\n".join(failures)
+
+
+def test_every_query_of_the_node_exporter_variant_returns_data(prometheus_with_fixtures):
+    """The host dashboard as the mixin renders it for hostMetricsSource 'node_exporter'
+    (dashboards/variants/node_exporter/), its Job variable's All on node_exporter's job and the Domino panels on the
+    exporter's, against Debian's node_exporter scraped beside the exporter."""
+    query = prometheus_with_fixtures
+    variant = json.loads((REPO / "dashboards" / "variants" / "node_exporter" / "middleware-host.json").read_text())
+    job = next(v for v in variant["templating"]["list"] if v["name"] == "job")
+    assert job["allValue"] == "node-exporter" and "node_uname_info" in job["query"]
+    failures, checked = [], 0
+    for panel in variant["panels"]:
+        for target in panel.get("targets", []):
+            expr = re.sub(r"\$\{?job\}?", job["allValue"], target["expr"])
+            assert "middleware_host_" not in expr, (panel["title"], expr)
+            error, result = query(_expand(expr))
+            checked += 1
+            if error or not result:
+                failures.append(f"{panel['title']}: {error or 'no data'}: {expr}")
+    assert checked > 25 and not failures, "\n".join(failures)

@@ -273,6 +273,8 @@ def test_a_custom_selector_and_multi_cluster_reach_every_dashboard_query(boards)
     assert set(custom) == set(boards)
     queries = 0
     for name, text in custom.items():
+        if name.startswith(mixin.VARIANT_DIR):
+            continue  # the node_exporter variant: test_the_node_exporter_variant_of_the_host_dashboard
         board = json.loads(text)
         assert "middleware.*" not in text, name
         variables = board["templating"]["list"]
@@ -313,3 +315,28 @@ def test_a_threshold_override_moves_the_alert_and_the_dashboard_line_together(bo
     assert exprs["middleware:threshold:hpom_ack_bulk"] == "vector(4000)"
     assert any("middleware:threshold:hpom_ack_bulk" in e for n, e in exprs.items() if not n.startswith("middleware:"))
     assert mixin.render_dashboards({"thresholds": {"hpom_ack_bulk": 4000}}) == boards
+
+
+def test_the_node_exporter_variant_of_the_host_dashboard(boards):
+    """hostMetricsSource 'node_exporter': the host dashboard reads node_* series on node_exporter's jobs (its Job
+    variable), its Domino panels keep the exporter's selector, and no other dashboard changes."""
+    import json
+
+    assert [n for n in boards if n.startswith(mixin.VARIANT_DIR)] == [
+        f"{mixin.VARIANT_DIR}/{n}" for n in mixin.VARIANT_DASHBOARDS]
+    custom = mixin.render_dashboards({"nodeExporterSelector": 'job="node-test"', "middlewareSelector": 'job="mw-test"'})
+    variant = json.loads(custom[f"{mixin.VARIANT_DIR}/middleware-host.json"])
+    job = next(v for v in variant["templating"]["list"] if v["name"] == "job")
+    assert job["allValue"] == "node-test" and job["query"] == 'label_values(node_uname_info{job="node-test"}, job)'
+    exprs = [expr for _, expr in _targets(variant)]
+    assert not [e for e in exprs if "middleware_host_" in e]
+    assert sum("node_" in e for e in exprs) > 20
+    for expr in exprs:
+        if "middleware_domino_" in expr:
+            assert 'job="mw-test"' in expr and "$job" not in expr, expr
+        elif "node_" in expr:
+            assert 'job=~"$job"' in expr and "mw-test" not in expr, expr
+    # the panels are the host dashboard's, in the same order and with the same units
+    host = json.loads(custom["middleware-host.json"])
+    assert [(p["title"], p.get("fieldConfig", {}).get("defaults", {}).get("unit")) for p in variant["panels"]] == \
+        [(p["title"], p.get("fieldConfig", {}).get("defaults", {}).get("unit")) for p in host["panels"]]

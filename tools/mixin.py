@@ -149,11 +149,27 @@ def render(config: dict[str, Any] | None = None) -> dict[str, str]:
     return out
 
 
+# The dashboards that change with hostMetricsSource: 'node_exporter' (dashboards/variants/node_exporter/ replaces
+# them; the chart picks the variant with its node_exporter option).
+VARIANT_DASHBOARDS = ("middleware-host.json",)
+
+
 def render_dashboards(config: dict[str, Any] | None = None) -> dict[str, str]:
-    """dashboards/-relative file name -> JSON text (as dashboards/build.py formats JSON: sorted keys, indent 2)."""
-    rendered = evaluate(config, dashboards=True)["dashboards"]
-    return {name: json.dumps(board, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-            for name, board in rendered.items()}
+    """dashboards/-relative path -> JSON text (as dashboards/build.py formats JSON: sorted keys, indent 2): the
+    dashboards of `config`, and, where hostMetricsSource 'node_exporter' changes them, their variant."""
+    config = config or {}
+
+    def text(board: dict) -> str:
+        return json.dumps(board, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    main = {name: text(board) for name, board in evaluate(config, dashboards=True)["dashboards"].items()}
+    variant = {name: text(board) for name, board in
+               evaluate({**config, "hostMetricsSource": "node_exporter"}, dashboards=True)["dashboards"].items()}
+    differing = {name for name in main if main[name] != variant[name]}
+    if differing != set(VARIANT_DASHBOARDS):
+        raise SystemExit(f"hostMetricsSource changes {sorted(differing)}; VARIANT_DASHBOARDS says "
+                         f"{list(VARIANT_DASHBOARDS)}")
+    return {**main, **{f"{VARIANT_DIR}/{name}": variant[name] for name in VARIANT_DASHBOARDS}}
 
 
 def stale_dashboards(rendered: dict[str, str] | None = None) -> list[str]:

@@ -12,10 +12,19 @@ local sources = {
   'middleware-vhi.json': import 'sources/middleware-vhi.json',
 };
 
+// With hostMetricsSource 'node_exporter' these replace their namesakes: the host figures from node_exporter's
+// node_* series, the Job variable on node_exporter's jobs (nodeExporterSelector).
+local nodeExporterSources = {
+  'middleware-host.json': import 'sources/variants/node_exporter/middleware-host.json',
+};
+
 // The selector the sources were written with (mixin/config.libsonnet's default middlewareSelector) and the "All"
 // of their job variable.
 local sourceSelector = 'job=~"middleware.*"';
 local sourceJobAll = 'middleware.*';
+// ... and the node_exporter variants' (config.libsonnet's default nodeExporterSelector).
+local sourceNodeSelector = 'job="node-exporter"';
+local sourceNodeJobAll = 'node-exporter';
 
 // Every string of a JSON value through f.
 local mapStrings(value, f) =
@@ -26,18 +35,27 @@ local mapStrings(value, f) =
 
 {
   grafanaDashboards+:: {
-    [name]: $._middlewareDashboard(sources[name])
+    [name]: (
+      if $._config.hostMetricsSource == 'node_exporter' && std.objectHas(nodeExporterSources, name)
+      then $._middlewareDashboard(nodeExporterSources[name], sourceNodeSelector, sourceNodeJobAll,
+                                  $._config.nodeExporterSelector)
+      else $._middlewareDashboard(sources[name], sourceSelector, sourceJobAll, $._config.middlewareSelector)
+    )
     for name in std.objectFields(sources)
   },
 
-  _middlewareDashboard(source):: (
+  // A source dashboard whose job variable was written with `sourceSel` (and "All" `sourceAll`), for the jobs of
+  // the configured selector `jobSelector`; the exporter's own series keep the mixin's middlewareSelector.
+  _middlewareDashboard(source, sourceSel, sourceAll, jobSelector):: (
     local c = $._config;
     // The job variable's "All": the value of the selector's (single) job matcher, e.g. middleware.* or middleware.
-    local jobAll = std.split(c.middlewareSelector, '"')[1];
+    local jobAll = std.split(jobSelector, '"')[1];
     local clusterMatcher = c.clusterLabel + '=~"$cluster"';
+    local cluster = if c.showMultiCluster then clusterMatcher + ', ' else '';
     local rewrite(text) =
-      local selected = std.strReplace(text, sourceSelector,
-                                      (if c.showMultiCluster then clusterMatcher + ', ' else '') + c.middlewareSelector);
+      local exporters = if sourceSel != sourceSelector
+      then std.strReplace(text, sourceSelector, cluster + c.middlewareSelector) else text;
+      local selected = std.strReplace(exporters, sourceSel, cluster + jobSelector);
       if c.showMultiCluster then std.strReplace(selected, 'job=~"$job"', clusterMatcher + ', job=~"$job"')
       else selected;
     local dashboard = mapStrings(source, rewrite);
@@ -60,12 +78,12 @@ local mapStrings(value, f) =
     dashboard {
       templating+: {
         list: [
-          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceJobAll
+          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceAll
           then v { allValue: jobAll } else v
           for v in variables
           if v.name == 'datasource'
         ] + (if c.showMultiCluster then [clusterVariable] else []) + [
-          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceJobAll
+          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceAll
           then v { allValue: jobAll } else v
           for v in variables
           if v.name != 'datasource'
