@@ -247,6 +247,18 @@ def test_mixtool_generates_the_rules_of_the_checked_in_files(tmp_path):
     assert generated == checked_in
 
 
+def test_mixtool_generates_the_checked_in_dashboards(tmp_path):
+    """mixtool's own render of grafanaDashboards is dashboards/*.json (the files the chart ships)."""
+    import json
+
+    result = subprocess.run([mixtool(), "generate", "dashboards", "-d", str(tmp_path), "mixin/mixin.libsonnet"],
+                            cwd=mixin.ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    generated = {p.name: json.loads(p.read_text()) for p in tmp_path.glob("*.json")}
+    assert generated == {p.name: json.loads(p.read_text()) for p in mixin.DASHBOARDS.glob("*.json")}
+    assert len(generated) == 6
+
+
 # ---- dashboards ---------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
