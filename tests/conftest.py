@@ -16,6 +16,13 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 
 
+def shell_script(path: Path, body: str) -> str:
+    """An executable /bin/sh script at ``path`` running ``body`` (a stand-in for a system's command); its path."""
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

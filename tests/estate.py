@@ -23,15 +23,11 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "tests" / "fixtures"
+from .conftest import FIXTURES, REPO
+from .conftest import shell_script as _script
+
 DB_PASSWORD = "monitor-pw-7f3a"
 
-
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
 
 
 def estate(tmp_path: Path, **changes) -> Path:

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from .conftest import FIXTURES, REPO, free_port, http_get, require_binary
+from .conftest import shell_script as _script
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("grafana_foundation_sdk")
@@ -50,11 +51,6 @@ def _queries() -> list[tuple[str, str, str]]:
         sys.path.pop(0)
     return build.all_queries()
 
-
-def _script(path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
 
 
 @pytest.fixture

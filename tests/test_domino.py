@@ -37,6 +37,7 @@ from exporter.systems.domino.parse import (
 )
 
 from .conftest import FIXTURES, REPO, collect
+from .conftest import shell_script as _script
 
 DOMINO = FIXTURES / "domino"
 P = "middleware_domino"
@@ -450,11 +451,6 @@ def test_one_bad_line_does_not_lose_the_rest() -> None:
 
 # --- collector ---------------------------------------------------------------------------------------------------
 
-
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
 
 
 def _printing(tmp_path: Path, fixture: str | Path, name: str = "server") -> list[str]:

@@ -22,6 +22,7 @@ from exporter.core.collector import Context
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 
 from .conftest import FIXTURES, REPO, collect, install_fake_oracledb, require_binary, wait_for_comm
+from .conftest import shell_script as _script
 
 SERVER = FIXTURES / "hpom_server"
 FAKES = REPO / "tests" / "fakes"
@@ -29,11 +30,6 @@ MTIME = 1_763_000_000  # fixed modification time for the queue files (golden out
 QUEUES = {"msgmgrq": 123_456, "actreqq": 0, "actrespq": 2_048, "ctrlq": 512, "forwmgrq": 64, "ttnsq": 0,
           "mpicmmq": 1_024, "dispq0": 4_096, "dispq1": 4_096, "dispq2": 8_192}
 
-
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
 
 
 @pytest.fixture

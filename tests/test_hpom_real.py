@@ -37,6 +37,7 @@ from exporter.systems.hpom.parse import (
 from exporter.systems.oracle.querymetrics import load_queries
 
 from .conftest import FIXTURES, REPO, collect
+from .conftest import shell_script as _script
 
 REAL = FIXTURES / "real" / "hpom"
 OPCAGT = REAL / "opcagt_status_oa12_stopped_starting.txt"
@@ -48,11 +49,6 @@ QUERIES = REPO / "exporter" / "systems" / "hpom" / "queries.yaml"
 def _text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", "replace")
 
-
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
 
 
 def _collect_status(tmp_path: Path, source: str, capture: Path, **settings) -> tuple[dict[str, float], object]:

@@ -26,6 +26,7 @@ from exporter.systems.ibmmq.model import (
 from exporter.systems.ibmmq.states import ROLES, STATES, qmgr_state, qmgr_state_from_code
 
 from .conftest import collect
+from .conftest import shell_script as _script
 
 SHARED_PCF = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ibmmq-pcf"
 
@@ -382,11 +383,6 @@ def runmqsc_text(snapshot: QmgrSnapshot) -> str:
     out += ["     3 MQSC commands read.", "No commands have a syntax error.", "All valid MQSC commands were processed."]
     return "\n".join(out) + "\n"
 
-
-def _script(path: Path, body: str) -> str:
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(0o755)
-    return str(path)
 
 
 def test_every_back_end_yields_the_same_metrics(tmp_path, monkeypatch):
