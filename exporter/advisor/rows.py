@@ -353,11 +353,10 @@ def _database_problem(snap: Snapshot, db: str, query: str | None = "parameters")
     return None
 
 
-def _none_configured(reason: str) -> list[Finding]:
-    """No database to judge: the collector's problem, else none is configured (``reason`` without its category)."""
-    if not reason.startswith((NOT_CONFIGURED, NOT_READABLE, NOT_APPLICABLE)):
-        reason = f"{NOT_CONFIGURED}: {reason}"
-    return [unknown("(none)", reason, target_kind="database")]
+def _no_database(snap: Snapshot, what: str = "no Oracle database in the configuration") -> list[Finding]:
+    """No database to judge: the oracle collector's problem, else ``what`` (none is configured)."""
+    return [unknown("(none)", snap.collector_problem("oracle") or f"{NOT_CONFIGURED}: {what}",
+                    target_kind="database")]
 
 
 def _check(snap: Snapshot, db: str, check: str) -> tuple[float | None, float | None, float | None]:
@@ -415,7 +414,7 @@ def _ora_redo(snap: Snapshot) -> list[Finding]:
     g = _oracle_settings(snap)
     dbs = _databases(snap)
     if not dbs:
-        return _none_configured(snap.collector_problem("oracle") or "no Oracle database in the configuration")
+        return _no_database(snap)
     result = []
     for db in dbs:
         reason = _database_problem(snap, db, "redo_groups")
@@ -434,7 +433,7 @@ def _ora_redo(snap: Snapshot) -> list[Finding]:
 def _ora_dbwr(snap: Snapshot) -> list[Finding]:
     dbs = _databases(snap)
     if not dbs:
-        return _none_configured(snap.collector_problem("oracle") or "no Oracle database in the configuration")
+        return _no_database(snap)
     result = []
     for db in dbs:
         reason = _database_problem(snap, db)
@@ -456,7 +455,7 @@ def _ora_sga(snap: Snapshot) -> list[Finding]:
     entries = snap.setting("collectors", "oracle", "databases")
     dbs = _databases(snap)
     if not dbs:
-        return _none_configured(snap.collector_problem("oracle") or "no Oracle database in the configuration")
+        return _no_database(snap)
     dedicated = ({e.name for e in entries if getattr(e, "dedicated_host", False)} if entries is not None else
                  {labels["database"] for labels, _ in snap.all("middleware_oracle_follows_guide",
                                                                check="sga_share_of_memory")})
@@ -486,7 +485,7 @@ def _ora_sga(snap: Snapshot) -> list[Finding]:
 def _ora_nfs(snap: Snapshot) -> list[Finding]:
     dbs = _databases(snap)
     if not dbs:
-        return _none_configured(snap.collector_problem("oracle") or "no Oracle database in the configuration")
+        return _no_database(snap)
     entries = {e.name: e for e in (snap.setting("collectors", "oracle", "databases") or [])}
     result = []
     for db in dbs:
@@ -541,7 +540,7 @@ def _ora_nfs(snap: Snapshot) -> list[Finding]:
 def _ora_kgl(snap: Snapshot) -> list[Finding]:
     dbs = _databases(snap)
     if not dbs:
-        return _none_configured(snap.collector_problem("oracle") or "no Oracle database in the configuration")
+        return _no_database(snap)
     result = []
     for db in dbs:
         reason = _database_problem(snap, db, None)
@@ -575,7 +574,7 @@ def _hpom_ora(snap: Snapshot) -> list[Finding]:
     g = _oracle_settings(snap)
     dbs = _hpom_databases(snap)
     if not dbs:
-        return _none_configured(snap.collector_problem("oracle") or "no Oracle database is marked hpom: true")
+        return _no_database(snap, "no Oracle database is marked hpom: true")
     result = []
     for db in dbs:
         reason = _database_problem(snap, db)
