@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,24 +58,35 @@ def _module_dir(module: str, version: str) -> Path:
     return Path(json.loads(info.stdout)["Dir"])
 
 
-def _build(spec: tuple[str, str, str], name: str) -> Path:
-    module, version, package = spec
-    binary = BIN / f"{name}-{version}"
-    override = os.environ.get(f"MWE_{name.upper().replace('-', '_')}")
+def cached(binary: Path, override_variable: str, build: Callable[[], Path]) -> Path:
+    """A Go tool the tests run (also tests/promtool3.py, tests/mixtool.py): the path in ``override_variable`` if
+    set, else the cached ``binary``; missing, it is built under CI (``CI`` set) and skips the test locally."""
+    override = os.environ.get(override_variable)
     if override:
         return Path(override)
     if binary.exists():
         return binary
     if not os.environ.get("CI"):
-        pytest.skip(f"{name} not built (CI builds it into {BIN}; or set MWE_{name.upper().replace('-', '_')})")
-    source = _module_dir(module, version)
+        pytest.skip(f"{binary.name} not built (CI builds it into {BIN}; or set {override_variable})")
+    return build()
+
+
+def go_build(source: Path, package: str, binary: Path, *, static: bool = True) -> Path:
+    """``go build`` of ``package`` in the module checked out at ``source`` into ``binary``."""
     BIN.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
+    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=mod", **({"CGO_ENABLED": "0"} if static else {})}
     result = subprocess.run([_go(), "build", "-o", str(binary), package], cwd=source, capture_output=True,
                             text=True, timeout=3600, env=env)
     if result.returncode != 0 or not binary.exists():
-        pytest.fail(f"building {name} {version} failed:\n{result.stderr[-3000:]}")
+        pytest.fail(f"building {binary.name} failed:\n{result.stderr[-3000:]}")
     return binary
+
+
+def _build(spec: tuple[str, str, str], name: str) -> Path:
+    module, version, package = spec
+    binary = BIN / f"{name}-{version}"
+    return cached(binary, f"MWE_{name.upper().replace('-', '_')}",
+                  lambda: go_build(_module_dir(module, version), package, binary))
 
 
 def kubeconform() -> Path:

@@ -3,30 +3,29 @@
 mixtool has no release tags, and the Go module proxy refuses the module ("403 Forbidden: This module version is not
 available"), so `go install ...@version` cannot fetch it: the source is cloned from GitHub at a fixed commit and
 built with the module proxy serving its dependencies. Cached in ~/.cache/middleware-exporter/bin like promtool 3.x
-(tests/promtool3.py); locally a missing binary skips, under CI it is built,
+(tests/chart_tools.py); locally a missing binary skips, under CI it is built,
 or skipped with the reason when GitHub cannot be reached."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from .promtool3 import CACHE, _go
+from .chart_tools import BIN, _go, cached, go_build
 
 COMMIT = "496ea9a28ba9134279ae54b2b3379d68da40a364"  # main of 2026-06-29
 REPOSITORY = "https://github.com/monitoring-mixins/mixtool"
-BINARY = CACHE / f"mixtool-{COMMIT[:12]}"
+BINARY = BIN / f"mixtool-{COMMIT[:12]}"
 
 
 def build() -> Path:
     go, git = _go(), shutil.which("git")
     if go is None or git is None:
         pytest.fail("mixtool is missing and go/git are not installed to build it; CI must provide them")
-    source = CACHE.parent / "src" / f"mixtool-{COMMIT[:12]}"
+    source = BIN.parent / "src" / f"mixtool-{COMMIT[:12]}"
     if not (source / "go.mod").exists():
         source.mkdir(parents=True, exist_ok=True)
         commands = (["init", "-q"], ["fetch", "-q", "--depth", "1", REPOSITORY, COMMIT], ["checkout", "-q", COMMIT])
@@ -38,21 +37,9 @@ def build() -> Path:
                 # networks, this project's CI) mixtool lint cannot run; promtool check rules still covers the render.
                 pytest.skip(f"mixtool cannot be fetched (git {command[0]} failed, the Go module proxy answers 403): "
                             f"{result.stderr.strip()[-300:]}")
-    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=mod"}
-    result = subprocess.run([go, "build", "-o", str(BINARY), "./cmd/mixtool"], cwd=source, capture_output=True,
-                            text=True, timeout=3600, env=env)
-    if result.returncode != 0 or not BINARY.exists():
-        pytest.fail(f"building mixtool {COMMIT[:12]} failed:\n{result.stderr[-3000:]}")
-    return BINARY
+    return go_build(source, "./cmd/mixtool", BINARY, static=False)
 
 
 def mixtool() -> str:
     """The cached mixtool; built under CI when missing, skipped locally (or set MWE_MIXTOOL)."""
-    override = os.environ.get("MWE_MIXTOOL")
-    if override:
-        return override
-    if BINARY.exists():
-        return str(BINARY)
-    if not os.environ.get("CI"):
-        pytest.skip(f"mixtool not built (CI builds it into {CACHE}; or set MWE_MIXTOOL)")
-    return str(build())
+    return str(cached(BINARY, "MWE_MIXTOOL", build))
