@@ -823,7 +823,7 @@ BUILDERS = {
 NODE_SELECTOR = 'job="node-exporter"'
 NODE_JOB = "node-exporter"
 NODE_VARIANT_UIDS = ("middleware-host",)
-NODE_SOURCES = HERE.parent / "mixin" / "dashboards" / "sources" / "variants" / "node_exporter"
+NODE_VARIANT = Path("variants") / "node_exporter"  # under the mixin's sources and under dashboards/, as tools.mixin
 NODE_RENAMES = {  # middleware_host_* -> the node_exporter series with the same meaning, labels and unit
     "cpu_seconds_total": "node_cpu_seconds_total", "context_switches_total": "node_context_switches_total",
     "interrupts_total": "node_intr_total", "procs_running": "node_procs_running",
@@ -980,10 +980,10 @@ def build_files() -> dict[Path, str]:
     dashboards = all_dashboards()
     files = {MIXIN_SOURCES / f"{uid}.json": render_dict(dash) for uid, dash in dashboards.items()}
     variants = {uid: node_exporter_variant(dashboards[uid]) for uid in NODE_VARIANT_UIDS}
-    files.update({NODE_SOURCES / f"{uid}.json": render_dict(dash) for uid, dash in variants.items()})
+    files.update({MIXIN_SOURCES / NODE_VARIANT / f"{uid}.json": render_dict(dash) for uid, dash in variants.items()})
     # the linter reads .lint from the directory of the dashboard: the mixin renders the variant into
     # dashboards/variants/node_exporter/
-    files[HERE / "variants" / "node_exporter" / ".lint"] = lint_exclusions(variants)
+    files[HERE / NODE_VARIANT / ".lint"] = lint_exclusions(variants)
     files[HERE / ".lint"] = lint_exclusions(dashboards)
     files[MIXIN_LINT] = mixin_lint(files[HERE / ".lint"])
     return files

@@ -85,7 +85,10 @@ def test_the_mixin_sources_are_what_build_py_writes():
 def test_check_detects_a_stale_file(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "MIXIN_SOURCES", tmp_path)
     monkeypatch.setattr(build, "HERE", tmp_path)
+    monkeypatch.setattr(build, "MIXIN_LINT", tmp_path / "mixin.lint")
     assert build.main([]) == 0
+    assert {p.relative_to(tmp_path) for p in build.build_files()} == \
+        {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}, "everything is written in tmp_path"
     assert build.main(["--check"]) == 0
     path = tmp_path / "middleware-vhi.json"
     path.write_text(path.read_text(encoding="utf-8").replace("250", "251"), encoding="utf-8")
