@@ -321,8 +321,9 @@ def _hpom(samples: Samples) -> list[dict]:
         inputs = {"active_messages": active, "cma_max_per_message": cma if cma is not None else None,
                   **({"managed_nodes": nodes} if nodes is not None else {"managed_nodes_assumed": GUI_NODES}),
                   "java_guis": 1}
+        lo_nodes, hi_nodes = GUI_NODE_COLUMNS
         node_note = (f"{nodes:,.0f} nodes" + (" lie outside 500-2,000, the nearer column is used"
-                                               if not 500 <= nodes <= 2000 else "")
+                                               if not lo_nodes <= nodes <= hi_nodes else "")
                      if nodes is not None else "no node count read, 2,000 assumed")
         out.append(_forecast(
             "hpom_java_gui_startup", "hpom", _target(labels), "Expected Java GUI start-up time", base * factor, "s",

@@ -59,7 +59,11 @@ local mapStrings(value, f) =
       if c.showMultiCluster then std.strReplace(selected, 'job=~"$job"', clusterMatcher + ', job=~"$job"')
       else selected;
     local dashboard = mapStrings(source, rewrite);
-    local variables = dashboard.templating.list;
+    // the job variable's "All" for the configured selector
+    local variables = [
+      if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceAll then v { allValue: jobAll } else v
+      for v in dashboard.templating.list
+    ];
     local clusterVariable = {
       allValue: '.+',
       current: { selected: true, text: ['All'], value: ['$__all'] },
@@ -77,17 +81,9 @@ local mapStrings(value, f) =
     };
     dashboard {
       templating+: {
-        list: [
-          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceAll
-          then v { allValue: jobAll } else v
-          for v in variables
-          if v.name == 'datasource'
-        ] + (if c.showMultiCluster then [clusterVariable] else []) + [
-          if v.name == 'job' && std.objectHas(v, 'allValue') && v.allValue == sourceAll
-          then v { allValue: jobAll } else v
-          for v in variables
-          if v.name != 'datasource'
-        ],
+        list: [v for v in variables if v.name == 'datasource']
+              + (if c.showMultiCluster then [clusterVariable] else [])
+              + [v for v in variables if v.name != 'datasource'],
       },
     }
   ),
