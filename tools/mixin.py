@@ -121,11 +121,20 @@ def _files(rendered: dict[str, Any]) -> dict[str, list[dict]]:
     return files
 
 
-def render(config: dict[str, Any] | None = None) -> dict[str, str]:
-    """alerts/-relative path -> file text, for the default configuration merged with `config`."""
+Evaluations = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _evaluations(config: dict[str, Any] | None, dashboards: bool) -> Evaluations:
+    """The mixin evaluated for `config` and for its node_exporter variant."""
     config = config or {}
-    main = _files(evaluate(config))
-    variant = _files(evaluate({**config, "hostMetricsSource": "node_exporter"}))
+    return (evaluate(config, dashboards=dashboards),
+            evaluate({**config, "hostMetricsSource": "node_exporter"}, dashboards=dashboards))
+
+
+def render(config: dict[str, Any] | None = None, evaluations: Evaluations | None = None) -> dict[str, str]:
+    """alerts/-relative path -> file text, for the default configuration merged with `config` (or from
+    `evaluations` of it already made)."""
+    main, variant = (_files(e) for e in evaluations or _evaluations(config, dashboards=False))
     out = {}
     for name in GENERATED:
         if name.startswith(VARIANT_DIR):
@@ -154,17 +163,14 @@ def render(config: dict[str, Any] | None = None) -> dict[str, str]:
 VARIANT_DASHBOARDS = ("middleware-host.json",)
 
 
-def render_dashboards(config: dict[str, Any] | None = None) -> dict[str, str]:
+def render_dashboards(config: dict[str, Any] | None = None,
+                      evaluations: Evaluations | None = None) -> dict[str, str]:
     """dashboards/-relative path -> JSON text (as dashboards/build.py formats JSON: sorted keys, indent 2): the
-    dashboards of `config`, and, where hostMetricsSource 'node_exporter' changes them, their variant."""
-    config = config or {}
-
-    def text(board: dict) -> str:
-        return json.dumps(board, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-    main = {name: text(board) for name, board in evaluate(config, dashboards=True)["dashboards"].items()}
-    variant = {name: text(board) for name, board in
-               evaluate({**config, "hostMetricsSource": "node_exporter"}, dashboards=True)["dashboards"].items()}
+    dashboards of `config` (or of `evaluations` of it made with dashboards), and, where hostMetricsSource
+    'node_exporter' changes them, their variant."""
+    main, variant = ({name: json.dumps(board, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+                      for name, board in e["dashboards"].items()}
+                     for e in evaluations or _evaluations(config, dashboards=True))
     differing = {name for name in main if main[name] != variant[name]}
     if differing != set(VARIANT_DASHBOARDS):
         raise SystemExit(f"hostMetricsSource changes {sorted(differing)}; VARIANT_DASHBOARDS says "
@@ -172,26 +178,28 @@ def render_dashboards(config: dict[str, Any] | None = None) -> dict[str, str]:
     return {**main, **{f"{VARIANT_DIR}/{name}": variant[name] for name in VARIANT_DASHBOARDS}}
 
 
-def stale_dashboards(rendered: dict[str, str] | None = None) -> list[str]:
-    rendered = rendered or render_dashboards()
+def _stale(directory: Path, rendered: dict[str, str]) -> list[str]:
     return [name for name, text in rendered.items()
-            if not (DASHBOARDS / name).exists() or (DASHBOARDS / name).read_text(encoding="utf-8") != text]
+            if not (directory / name).exists() or (directory / name).read_text(encoding="utf-8") != text]
+
+
+def stale_dashboards(rendered: dict[str, str] | None = None) -> list[str]:
+    return _stale(DASHBOARDS, rendered or render_dashboards())
 
 
 def stale(rendered: dict[str, str] | None = None) -> list[str]:
-    rendered = rendered or render()
-    return [name for name, text in rendered.items()
-            if not (ALERTS / name).exists() or (ALERTS / name).read_text() != text]
+    return _stale(ALERTS, rendered or render())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 when a file is stale")
     args = parser.parse_args(argv)
+    evaluations = _evaluations({}, dashboards=True)  # rules and dashboards from the same two evaluations
     outputs = []
-    for directory, rendered, names in ((ALERTS, rules := render(), stale(rules)),
-                                       (DASHBOARDS, boards := render_dashboards(), stale_dashboards(boards))):
-        outputs += [(directory / name, rendered[name]) for name in names]
+    for directory, rendered in ((ALERTS, render(evaluations=evaluations)),
+                                (DASHBOARDS, render_dashboards(evaluations=evaluations))):
+        outputs += [(directory / name, rendered[name]) for name in _stale(directory, rendered)]
     if args.check:
         for path, _ in outputs:
             print(f"{path.relative_to(ROOT)} differs from a fresh render of mixin/ (run python -m tools.mixin)",
