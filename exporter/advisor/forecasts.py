@@ -91,9 +91,6 @@ class Curve:
         return "(" + "\n  ".join(terms) + ")"
 
 
-def _range(curve: Curve, what: str, unit: str) -> str:
-    return f"{what} {curve.lo:g}-{curve.hi:g} {unit}".strip()
-
 
 # ---- the curves ---------------------------------------------------------------------------------------------------
 
