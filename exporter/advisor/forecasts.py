@@ -91,7 +91,6 @@ class Curve:
         return "(" + "\n  ".join(terms) + ")"
 
 
-
 # ---- the curves ---------------------------------------------------------------------------------------------------
 
 # MoM: Table 15 from the origin (no acknowledgements, nothing to synchronise; the origin is not a table row), and
