@@ -4,6 +4,8 @@ under its own deadline, so that one target that hangs or fails costs only its ow
 A target's deadline is its own budget (connect plus queries, or a few requests) but never more than the
 collector's timeout less a margin, so the collector still reports every target's outcome before the scheduler
 gives up on the whole run.  A target still hung from an earlier run is not started again (see ``deadline``).
+The targets' calls belong to the caller's bounded call (the collection): its deadline cuts theirs, and when it is
+abandoned their commands are killed too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-from .deadline import BoundedCall, Overdue
+from .deadline import BoundedCall, Overdue, current_scope
 
 
 def target_limit(collector_timeout: float) -> float:
@@ -49,11 +51,27 @@ T = TypeVar("T", bound=Target)
 
 def fan_out(targets: Sequence[T], read: Callable[[T], Any]) -> None:
     """Run ``read(target)`` for every target concurrently, each under its deadline; set each ``outcome``."""
+    # The threads below start without a scope (deadline), so each call is tied to the caller's by hand: it gets
+    # no more than the caller has left, and cancelling the caller's scope cancels it.
+    parent = current_scope()
+
+    def linked(target: T) -> Any:
+        own = current_scope()
+        handle = parent.on_cancel(own.cancel) if parent is not None and own is not None else None
+        try:
+            return read(target)
+        finally:
+            if parent is not None:
+                parent.forget(handle)
 
     def one(target: T) -> None:
         started = time.monotonic()
+        deadline = target.deadline
+        left = parent.remaining() if parent is not None else None
+        if left is not None:
+            deadline = min(deadline, left)
         try:
-            value = target.call(lambda: read(target), target.deadline)
+            value = target.call(lambda: linked(target), deadline)
             target.outcome = Outcome(value, None, time.monotonic() - started)
         except Exception as exc:  # noqa: BLE001 - one target must not stop the others
             target.outcome = Outcome(None, exc, time.monotonic() - started)

@@ -3,7 +3,10 @@
 its Oracle database (``opc_op`` schema, queries in ``queries.yaml``).
 
 Each part is a *source* with its own success and duration metrics: a part not installed here reports
-``middleware_hpom_source_present 0`` and is skipped quietly, and a failing part never hides the others.
+``middleware_hpom_source_present 0`` and is skipped quietly, and a failing part never hides the others.  The
+sources are read at once, each under a deadline inside the collector's timeout (``core.sources``): when the
+control daemons hang and opcsv, ovc and ovconfget hang with them, the queue sizes (a stat of files, no command)
+and the database figures are still published, and each hung command reports its own timeout.
 What each source reads, the permissions it needs and the guide rows it serves: README.md in this folder.
 """
 
@@ -22,7 +25,7 @@ from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.remote import RemoteCommands, prefixed, program_available, target_labels
 from ...core.runner import CommandError, CommandResult, run_command
 from ...core.settings import CollectorSettings, Duration, check_regex
-from ...core.sources import SourceMetrics, check_command_timeout, run_source
+from ...core.sources import Source, SourceMetrics, SourceSet, check_command_timeout
 from ...core.textlines import first_line
 from ..oracle.client import OracleClient, OracleSettings
 from .checks import evaluate, require_queries, watched
@@ -248,6 +251,7 @@ class HpomCollector(Collector):
         self._ignored = frozenset(settings.ignore_processes)
         self.client: OracleClient | None = None
         self.queries: QueryRunnerType | None = None
+        self.sources = SourceSet("hpom", SOURCE_METRICS, settings.timeout)
         if settings.database is not None:
             from ..oracle.querymetrics import QueryRunner, load_queries  # only with a database: keeps idle RSS down
 
@@ -269,7 +273,9 @@ class HpomCollector(Collector):
             self.client = OracleClient("hpom", settings.database)
             db = settings.database
             budget = db.connect_timeout + sum(q.timeout or db.query_timeout for q in queries)
-            self._db_deadline = min(budget, max(settings.timeout - settings.command_timeout, 1.0))
+            # inside the source's own deadline (core.sources), so that a silent database still reports
+            # database_up 0 and its queries' errors rather than only "timed out"
+            self._db_deadline = min(budget, self.sources.limit * 0.9)
             self._db_call = BoundedCall("hpom-database")
 
     @classmethod
@@ -303,26 +309,27 @@ class HpomCollector(Collector):
     # ---- collection --------------------------------------------------------------------------------------
     def collect(self, batch: MetricBatch) -> None:
         s = self.settings
-        queue_files: list[tuple[str, str]] = []
-        run_source(batch, SOURCE_METRICS, "queues", os.path.isdir(s.queue_dir),
-                   lambda: self._queues(batch, queue_files))
-        run_source(batch, SOURCE_METRICS, "queue_count", bool(s.queue_count_command) and bool(queue_files),
-                     lambda: self._queue_counts(batch, queue_files))
         from . import parse  # imported on first use: the parsers' regexes cost memory on hosts without HPOM
 
-        run_source(batch, SOURCE_METRICS, "opcsv", self._executable(s.opcsv),
-                     lambda: self._status(batch, "opcsv", [s.opcsv, "-status"], parse.parse_opcsv_status))
-        run_source(batch, SOURCE_METRICS, "ovc", self._executable(s.ovc),
-                     lambda: self._status(batch, "ovc", [s.ovc, "-status"], parse.parse_ovc_status))
-        run_source(batch, SOURCE_METRICS, "ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch))
-        run_source(batch, SOURCE_METRICS, "msi", bool(s.msi_programs), lambda: self._msi(batch))
-        run_source(batch, SOURCE_METRICS, "database", self.client is not None, lambda: self._database(batch))
+        # Read at once, each under its own deadline inside the timeout (core.sources): the queue files (a stat,
+        # no command) never wait on a command, and commands that hang together cost only their own figures.
+        queues_here = os.path.isdir(s.queue_dir)
+        self.sources.run(batch, [
+            Source("queues", queues_here, lambda: self._queues(batch)),
+            Source("queue_count", bool(s.queue_count_command) and queues_here, lambda: self._queue_counts(batch)),
+            Source("opcsv", self._executable(s.opcsv),
+                   lambda: self._status(batch, "opcsv", [s.opcsv, "-status"], parse.parse_opcsv_status)),
+            Source("ovc", self._executable(s.ovc),
+                   lambda: self._status(batch, "ovc", [s.ovc, "-status"], parse.parse_ovc_status)),
+            Source("ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch)),
+            Source("msi", bool(s.msi_programs), lambda: self._msi(batch)),
+            Source("database", self.client is not None, lambda: self._database(batch)),
+        ])
         if s.service_load_on_demand_variable is None and s.service_load_on_demand is not None:
             SERVICE_LOAD_ON_DEMAND.add(batch, 1 if s.service_load_on_demand else 0)
 
-    def _queues(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
-        from .parse import display_queues
-
+    def _queue_files(self) -> list[tuple[str, str, int, float]]:
+        """The queue files (name, path, size, modification time), by name."""
         found = []
         with os.scandir(self.settings.queue_dir) as entries:
             for entry in entries:
@@ -336,7 +343,12 @@ class HpomCollector(Collector):
                     continue  # removed while listing
                 found.append((entry.name, entry.path, st.st_size, st.st_mtime))
         found.sort()
-        queue_files.extend((name, path) for name, path, _, _ in found)
+        return found
+
+    def _queues(self, batch: MetricBatch) -> Callable[[], None]:
+        from .parse import display_queues
+
+        found = self._queue_files()
         displays = display_queues([name for name, *_ in found])
 
         def emit() -> None:
@@ -346,12 +358,13 @@ class HpomCollector(Collector):
             GUI_DISPLAY_QUEUES.add(batch, displays)
         return emit
 
-    def _queue_counts(self, batch: MetricBatch, queue_files: list[tuple[str, str]]) -> Callable[[], None]:
+    def _queue_counts(self, batch: MetricBatch) -> Callable[[], None]:
         from .parse import parse_count
 
         counts, problems = [], []
         template = self.settings.queue_count_command or []
-        for name, path in queue_files:
+        # its own listing: the queues source is read at the same time and must not wait for these commands
+        for name, path, _, _ in self._queue_files():
             argv = [arg.replace("{path}", path).replace("{queue}", name) for arg in template]
             try:
                 count = parse_count(self._run(argv), self.settings.queue_count_pattern)
@@ -450,14 +463,18 @@ class HpomCollector(Collector):
             queries.fail_due(f"database: {exc}")
             client.up = False
             client.last_error = f"no answer from the database: {exc}"
-        for query, error in queries.errors().items():
-            batch.note_error(f"database:{query}", error)
-        queries.emit(batch)
-        DATABASE_UP.add(batch, 1 if client.up else 0)
-        DATABASE_BACKOFF.add(batch, client.backoff_remaining())
-        if not client.up:
-            raise ConnectionError(client.last_error or "no session")
-        return lambda: None
+        errors = queries.errors()
+        up, last_error, backoff = client.up, client.last_error, client.backoff_remaining()
+
+        def emit() -> None:  # in the collector's thread (core.sources): the batch is not shared between threads
+            for query, error in errors.items():
+                batch.note_error(f"database:{query}", error)
+            queries.emit(batch)
+            DATABASE_UP.add(batch, 1 if up else 0)
+            DATABASE_BACKOFF.add(batch, backoff)
+            if not up:
+                raise ConnectionError(last_error or "no session")
+        return emit
 
     def close(self) -> None:
         if self.client is not None:
