@@ -94,10 +94,11 @@ USER 10001
 
 EXPOSE 19462
 
-# Python's stdlib (slim images have no curl). The port follows MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS when set;
-# a --web.listen-address flag on another port needs a matching --health-cmd.
+# `middleware-exporter healthcheck` reads the serving process's (PID 1's) flags, environment and files, and probes
+# /healthz where and as it serves: the port of the configuration file or the flags, the address it listens on,
+# https with the certificate of --web.config.file, basic auth's 401 counting as an answer (docs/deployment.md).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import os, sys, urllib.request; port = (os.environ.get('MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS') or ':19462').rsplit(':', 1)[1]; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:' + port + '/healthz', timeout=4).status == 200 else 1)"]
+    CMD ["middleware-exporter", "healthcheck"]
 
 ENTRYPOINT ["middleware-exporter"]
 CMD ["run"]

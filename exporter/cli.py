@@ -1,4 +1,4 @@
-"""Command line: ``middleware-exporter [run|check-config|collect-once|advise] [flags]``."""
+"""Command line: ``middleware-exporter [run|check-config|collect-once|advise|healthcheck] [flags]``."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from .core.secrets import check_password_sources, remember, scrub
 from .core.secrets import secret_values as _secret_values
 from .registry import COLLECTORS, Config, load
 
-COMMANDS = ("run", "check-config", "collect-once", "advise")
+COMMANDS = ("run", "check-config", "collect-once", "advise", "healthcheck")
 COLLECT_ONCE_EXIT_STATUS = """exit status:
   0  every enabled collector ran and every configured target and source was read
   1  a collector failed, or one of its targets or sources failed (a database or queue
@@ -103,6 +103,19 @@ def _parser() -> argparse.ArgumentParser:
                                         "snapshot against the guides' advice rows, or ask a running exporter "
                                         "(--url). Prints a table, or the JSON of GET /api/v1/advice.",
                             epilog=ADVISE_EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    health = sub.add_parser("healthcheck",
+                            help="Probe the running exporter's /healthz as its own configuration says (scheme, "
+                                 "address, port); exit 1 when it does not answer. The image's HEALTHCHECK.",
+                            description="Read the serving exporter's command line, environment and working "
+                                        "directory from /proc, load its configuration as run does, and GET /healthz "
+                                        "where it listens: https when its web config has TLS (accepting exactly "
+                                        "the configured certificate), http otherwise. A 401 of its basic auth, a "
+                                        "429 or a 503 count as answers. Exit 0 healthy, 1 unhealthy.")
+    health.add_argument("--pid", type=int, metavar="PID",
+                        help="The serving exporter's process id (default: PID 1 when it is the exporter, as in the "
+                             "image; else the only serving exporter of this user in this mount namespace).")
+    health.add_argument("--timeout", type=float, metavar="SECONDS", default=4.0,
+                        help="Give up after this many seconds (default 4; keep it under HEALTHCHECK --timeout).")
     advise.add_argument("--format", choices=("text", "json"), default="text")
     advise.add_argument("--url", metavar="URL",
                         help="A running exporter's base URL (e.g. https://host:19462): fetch its /api/v1/advice "
@@ -265,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "advise" and args.url:
         return _advise_remote(args)
+    if args.command == "healthcheck":
+        return _healthcheck(args)
     try:
         config = load(args.config, overrides=_overrides(args))
         host, port = parse_listen_address(config.web.listen_address)
@@ -293,6 +308,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "advise":
         return _advise(scheduler, config, args)
     return _serve(scheduler, config, host, port, limits, web_config, frozenset(args.web_auth_exempt))
+
+
+def _serving(args: list[str]) -> bool:
+    """Whether these exporter arguments start the server (``run`` is the default command, as in main())."""
+    return not args or args[0] == "run" or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version"))
+
+
+def _healthcheck(args: argparse.Namespace) -> int:
+    """``healthcheck``: the serving process's own flags, environment and files decide where and how to probe
+    (core.healthcheck); exit 0 healthy, 1 unhealthy, with one line saying why."""
+    from .core import healthcheck
+
+    try:
+        server = healthcheck.server_process(args.pid if args.pid is not None else healthcheck.find_server(_serving))
+        if not _serving(server.args):
+            raise healthcheck.NotFound(f"process {server.pid} runs {server.args[0]}, not the server")
+        server_argv = server.args if server.args[:1] == ["run"] else ["run", *server.args]
+        try:
+            os.chdir(server.cwd)  # its relative --config and --web.config.file
+        except OSError:
+            pass  # not ours to enter: absolute paths still work, a relative one fails below naming the file
+        served = _parser().parse_args(server_argv)
+        config = load(served.config, environ=server.environ, overrides=_overrides(served))
+        host, port = parse_listen_address(config.web.listen_address)
+        web_config = None
+        if served.web_config_file:
+            from .core.webconfig import load_web_config
+
+            web_config = load_web_config(served.web_config_file)
+        healthy, seen = healthcheck.probe(host, port, web_config, args.timeout)
+    except (healthcheck.NotFound, ConfigError, OSError) as exc:
+        healthy, seen = False, str(getattr(exc, "strerror", None) or exc)
+    print(f"{'healthy' if healthy else 'unhealthy'}: {scrub(seen)}")
+    return 0 if healthy else 1
 
 
 def _check_password_sources(config: Config) -> None:

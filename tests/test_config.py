@@ -248,3 +248,68 @@ def test_masked_dump_hides_url_passwords_and_remembered_secrets():
     dumped = masked_dump(Target())
     assert dumped == {"url": "https://user:********@host", "note": "holds ******** somewhere",
                       "password_file": "/run/secrets/x"}
+
+
+# ------------------------------------------------------------------ what platforms put into the environment
+
+PLATFORM_ENV = REPO / "tests" / "fixtures" / "platform_env"
+
+
+def _env_file(name: str) -> dict[str, str]:
+    lines = (PLATFORM_ENV / name).read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+@pytest.mark.parametrize("name", ["kubernetes-pod.env", "docker-links.env", "systemd-unit.env"])
+def test_platform_variables_are_not_settings(tmp_path, name):
+    """Service links of a Service called middleware-exporter (or -xyz, --collectors), Docker links with that alias
+    and systemd's variables: none is read as a setting; real settings next to them still apply."""
+    from exporter.core.config import platform_variables
+
+    env = _env_file(name)
+    ours = {k for k in env if k.startswith("MIDDLEWARE_EXPORTER_")}
+    assert platform_variables(env) == ours
+    env["MIDDLEWARE_EXPORTER_COLLECTORS__PROCESS__INTERVAL"] = "30"
+    env["MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS"] = "127.0.0.1:1111"
+    config = _load(tmp_path, "{}\n", environ=env)
+    assert config.collectors.process.interval == 30 and config.web.listen_address == "127.0.0.1:1111"
+
+
+@pytest.mark.parametrize("name, value, key", [
+    ("MIDDLEWARE_EXPORTER_COLECTORS__HOST__INTERVAL", "5", "colectors"),
+    ("MIDDLEWARE_EXPORTER_COLLECTORS__HOST__INTERVL", "5", "collectors.host.intervl"),
+    ("MIDDLEWARE_EXPORTER_WEB_LISTEN_ADDRESS", ":9100", "web_listen_address"),
+    # shaped like a platform variable, but no Service or link stands behind it (no anchor) or the value is not
+    # what the platform writes: a setting someone meant, reported
+    ("MIDDLEWARE_EXPORTER_PORT", "9100", "port"),
+    ("MIDDLEWARE_EXPORTER_XYZ_SERVICE_PORT_METRICS", "http", "xyz_service_port_metrics"),
+    ("MIDDLEWARE_EXPORTER_NAME", "exporter-b", "name"),
+    ("MIDDLEWARE_EXPORTER_V6_PORT_19462_TCP_ADDR", "localhost", "v6_port_19462_tcp_addr"),
+    ("MIDDLEWARE_EXPORTER_COLLECTORS__ORACLE__DATABASES__0__SERVCE_NAME", "ORCLPDB1", "servce_name"),
+])
+def test_misspelt_setting_next_to_platform_variables_fails_naming_key_and_variable(tmp_path, name, value, key):
+    env = {**_env_file("kubernetes-pod.env"), **_env_file("systemd-unit.env"), name: value}
+    with pytest.raises(ConfigError) as err:
+        _load(tmp_path, "collectors:\n  oracle:\n    databases: [{name: a, dsn: h/s, user: u, password_env: P}]\n"
+                        if "ORACLE" in name else "{}\n", environ=env)
+    text = str(err.value)
+    assert key in text and "unknown key" in text and f"[from environment variable {name}]" in text, text
+    assert text.count("\n  ") == 1, text  # that variable only: none of the platform's
+
+
+def test_platform_variable_with_a_value_the_platform_never_writes_is_reported(tmp_path):
+    env = {**_env_file("kubernetes-pod.env"), "MIDDLEWARE_EXPORTER_PORT": "9100"}  # not tcp://<ip>:<port>
+    with pytest.raises(ConfigError, match=r"port: unknown key \[from environment variable MIDDLEWARE_EXPORTER_PORT"):
+        _load(tmp_path, "{}\n", environ=env)
+
+
+def test_exporter_starts_with_the_environment_of_a_pod_next_to_its_own_service(start_exporter):
+    """The crash loop of issue 25: a release called middleware-exporter, so every pod of the namespace gets
+    MIDDLEWARE_EXPORTER_SERVICE_HOST and friends. The real process starts and serves /metrics, and a setting
+    given in the same environment applies."""
+    env = {**_env_file("kubernetes-pod.env"), **_env_file("systemd-unit.env")}
+    env["MIDDLEWARE_EXPORTER_COLLECTORS__PROCESS__ENABLED"] = "false"
+    exporter = start_exporter(env=env)
+    status, _, body = exporter.get("/metrics")
+    assert status == 200 and b"middleware_host_cpus" in body
+    assert b"middleware_process_" not in body  # the setting next to the platform's variables applied

@@ -421,3 +421,49 @@ def test_package_contains_the_rule_files_and_dashboards(helm, tmp_path):
             assert name in members, name
             assert tar.extractfile(members[name]).read() == source.read_bytes(), name
         assert not any(name.endswith("alertmanager.yml") for name in members)
+
+
+def _service_link_env(services: list[dict]) -> dict[str, str]:
+    """What the kubelet gives a pod for each Service of its namespace when service links are on (the rules of
+    kubernetes/kubernetes pkg/kubelet/envvars/envvars.go; the cluster IPs are invented)."""
+    env: dict[str, str] = {}
+    for index, service in enumerate(services):
+        name = service["metadata"]["name"].upper().replace("-", "_").replace(".", "_")
+        ip = f"10.101.0.{index + 10}"
+        ports = service["spec"]["ports"]
+        env[f"{name}_SERVICE_HOST"] = ip
+        env[f"{name}_SERVICE_PORT"] = str(ports[0]["port"])
+        for port in ports:
+            if port.get("name"):
+                env[f"{name}_SERVICE_PORT_{port['name'].upper().replace('-', '_')}"] = str(port["port"])
+            proto = port.get("protocol", "TCP")
+            url = f"{proto.lower()}://{ip}:{port['port']}"
+            env.setdefault(f"{name}_PORT", url)
+            prefix = f"{name}_PORT_{port['port']}_{proto}"
+            env.update({prefix: url, f"{prefix}_PROTO": proto.lower(), f"{prefix}_PORT": str(port["port"]),
+                        f"{prefix}_ADDR": ip})
+    return env
+
+
+def test_release_named_middleware_exporter_runs_with_service_links(helm, default_docs, full_docs, start_exporter):
+    """Issue 25: the release middleware-exporter makes a Service middleware-exporter, whose links are
+    MIDDLEWARE_EXPORTER_SERVICE_HOST and friends. The chart turns service links off, and the exporter starts with
+    them anyway (another release, or a pod that turns them on): the rendered configuration, the environment the
+    kubelet would give, a real process serving /metrics."""
+    out = run_helm(helm, "template", "middleware-exporter", str(CHART), "--namespace", "monitoring", *CRDS,
+                   "--set", "mode=daemonset").stdout
+    docs = [doc for doc in yaml.safe_load_all(out) if doc]
+    services = by_kind(docs, "Service")
+    assert "middleware-exporter" in [s["metadata"]["name"] for s in services]
+    for doc in docs + default_docs + full_docs:
+        if doc["kind"] in ("DaemonSet", "Deployment"):
+            assert doc["spec"]["template"]["spec"]["enableServiceLinks"] is False
+    other = render(helm, "--set", "fullnameOverride=middleware-exporter-xyz")
+    env = _service_link_env(services + by_kind(other, "Service"))
+    assert "MIDDLEWARE_EXPORTER_SERVICE_HOST" in env and "MIDDLEWARE_EXPORTER_XYZ_PORT_19462_TCP_ADDR" in env
+    config_map = next(cm for cm in by_kind(docs, "ConfigMap") if "config.yaml" in cm["data"])
+    config = yaml.safe_load(config_map["data"]["config.yaml"])
+    config["paths"] = {}  # the host's /proc and /sys mounts of the DaemonSet are this machine's own here
+    exporter = start_exporter(config=yaml.safe_dump(config), env=env)
+    status, _, body = exporter.get("/metrics")
+    assert status == 200 and b"middleware_host_cpus" in body

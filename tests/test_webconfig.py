@@ -16,7 +16,9 @@ import ssl
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import bcrypt
@@ -516,3 +518,281 @@ scrape_configs:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# ------------------------------------------------------------------------------- the image's HEALTHCHECK
+
+
+def _healthcheck_argv(pid: int) -> list[str]:
+    """The exact command of the Dockerfile's HEALTHCHECK, its program found where the image's PATH would find it
+    (this venv), pointed at ``pid`` (in the image the server is PID 1, which the command finds by itself)."""
+    from .test_dockerfile import DOCKERFILE, healthcheck_command, parse_dockerfile
+
+    command = healthcheck_command(parse_dockerfile(DOCKERFILE.read_text()))
+    program = Path(sys.executable).parent / command[0]
+    return [str(program) if program.exists() else command[0], *command[1:], "--pid", str(pid)]
+
+
+def _run_healthcheck(pid: int, env: dict[str, str]) -> subprocess.CompletedProcess:
+    # Docker runs it with the container's environment (the server's), in the image's working directory (/)
+    return subprocess.run(_healthcheck_argv(pid), cwd="/", env=env, capture_output=True, text=True, timeout=60)
+
+
+def _non_loopback_address() -> str:
+    """An address of this machine that is not loopback; 127.0.0.2 where there is none (the old check, fixed on
+    127.0.0.1, misses both)."""
+    import psutil
+
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family == socket.AF_INET and not address.address.startswith("127."):
+                try:
+                    with socket.socket() as sock:
+                        sock.bind((address.address, 0))
+                    return address.address
+                except OSError:
+                    continue
+    return "127.0.0.2"
+
+
+def _start_plain(tmp_path: Path, argv: list[str], env: dict[str, str], url: str, cwd: Path,
+                 ctx: ssl.SSLContext | None = None) -> subprocess.Popen:
+    log = tmp_path / "exporter.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "exporter", "run", "--no-collector.process", *argv], cwd=cwd,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"exporter exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
+        try:
+            urllib.request.urlopen(url, timeout=2, context=ctx)
+            return proc
+        except urllib.error.HTTPError:
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"exporter not answering within 30 s:\n{log.read_text(errors='replace')}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", ["tls", "basic-auth", "port-in-config-file", "non-loopback-address"])
+def test_image_healthcheck_follows_the_configuration(tmp_path, pki, case):
+    """Issue 25: the HEALTHCHECK probed http://127.0.0.1:<port>/healthz, so each of these left the container
+    unhealthy for ever. The image's exact command, against a real exporter configured each way: healthy while it
+    serves, unhealthy once it is gone."""
+    port = free_port()
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    # the port in the variable the old check read, so that only what each case is about can make it fail
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+    env["PYTHONPATH"] = str(REPO)
+    env["MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS"] = f"127.0.0.1:{port}"
+    ctx, argv, url = None, [], f"http://127.0.0.1:{port}/healthz"
+    if case == "tls":  # a certificate no CA bundle of the image trusts
+        crt, key = pki.issue("server")
+        write_config(workdir / "web.yml", f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n")
+        argv = ["--web.config.file", "web.yml"]  # relative to the server's working directory
+        ctx = client_context(pki.crt)
+        url = f"https://127.0.0.1:{port}/healthz"
+    elif case == "basic-auth":  # without --web.auth-exempt-path /healthz
+        write_config(workdir / "web.yml", f"basic_auth_users:\n  prometheus: {bcrypt_hash(PASSWORD, 10)}\n")
+        argv = ["--web.config.file", str(workdir / "web.yml")]
+    elif case == "port-in-config-file":
+        del env["MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS"]
+        write_config(workdir / "config.yaml", f"web:\n  listen_address: 127.0.0.1:{port}\n")
+        argv = ["--config", "config.yaml"]
+    else:
+        address = _non_loopback_address()
+        env["MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS"] = f"{address}:{port}"
+        url = f"http://{address}:{port}/healthz"
+    proc = _start_plain(tmp_path, argv, env, url, workdir, ctx)
+    try:
+        result = _run_healthcheck(proc.pid, env)
+        assert result.returncode == 0, f"unhealthy while serving:\n{result.stdout}{result.stderr}"
+        assert result.stdout.startswith("healthy: "), result.stdout
+    finally:
+        _stop(proc)
+    result = _run_healthcheck(proc.pid, env)
+    assert result.returncode == 1, result.stdout + result.stderr
+
+
+@pytest.mark.integration
+def test_image_healthcheck_with_everything_at_once(tmp_path, pki):
+    """TLS, basic auth, mutual TLS and the port from the configuration file given by an environment variable of the
+    server's (the check reads the server's environment, not its own)."""
+    port = free_port()
+    crt, key = pki.issue("server")
+    client = pki.issue("prometheus-client", usage="clientAuth", san="DNS:prometheus")
+    web = write_config(tmp_path / "web.yml", f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n"
+                       f"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: {pki.crt}\n"
+                       f"basic_auth_users:\n  prometheus: {bcrypt_hash(PASSWORD, 10)}\n")
+    config = write_config(tmp_path / "config.yaml", f"web:\n  listen_address: 127.0.0.1:{port}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+    log = tmp_path / "exporter.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "exporter", "--web.config.file", str(web)], cwd=REPO,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env={**env, "MIDDLEWARE_EXPORTER_CONFIG": str(config)})
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+            try:
+                https_get(port, "/healthz", client_context(pki.crt, client))
+                break
+            except OSError:
+                time.sleep(0.1)
+        result = _run_healthcheck(proc.pid, {**env, "MIDDLEWARE_EXPORTER_CONFIG": str(config)})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "client certificates required" in result.stdout
+    finally:
+        _stop(proc)
+
+
+def _fake_proc(root: Path, processes: dict[int, list[str]]) -> Path:
+    for pid, argv in processes.items():
+        (root / str(pid)).mkdir(parents=True)
+        (root / str(pid) / "cmdline").write_bytes(b"".join(a.encode() + b"\0" for a in argv))
+    return root
+
+
+def test_healthcheck_finds_the_server_as_the_image_runs_it(tmp_path):
+    """PID 1 (the ENTRYPOINT, run by its interpreter through the console script's #! line); behind an init
+    (docker run --init) the one serving exporter; never a check-config or another healthcheck."""
+    from exporter.cli import _serving
+    from exporter.core.healthcheck import NotFound, exporter_args, find_server
+
+    image = ["/opt/venv/bin/python", "/opt/venv/bin/middleware-exporter", "run", "--config", "/etc/c.yaml"]
+    assert exporter_args(image) == ["run", "--config", "/etc/c.yaml"]
+    assert exporter_args(["/usr/bin/python3", "-u", "-X", "dev", "-m", "exporter", "--web.config.file", "w"]) == [
+        "--web.config.file", "w"]
+    assert exporter_args(["middleware-exporter"]) == []
+    assert exporter_args(["/sbin/docker-init", "--", "middleware-exporter", "run"]) is None
+    assert exporter_args(["/usr/bin/python3", "-m", "http.server"]) is None
+    assert find_server(_serving, _fake_proc(tmp_path / "a", {1: image, 30: image})) == 1
+    init = _fake_proc(tmp_path / "b", {1: ["/sbin/docker-init", "--", "middleware-exporter", "run"],
+                                       7: ["middleware-exporter", "--path.procfs", "/host/proc"],
+                                       9: ["middleware-exporter", "healthcheck"],
+                                       12: ["middleware-exporter", "check-config"]})
+    assert find_server(_serving, init) == 7
+    with pytest.raises(NotFound, match="2 serving"):
+        find_server(_serving, _fake_proc(tmp_path / "c", {3: image, 4: image}))
+    with pytest.raises(NotFound, match="no serving"):
+        find_server(_serving, _fake_proc(tmp_path / "d", {1: ["/sbin/init"]}))
+
+
+# ------------------------------------------------------------------------------ basic auth under a guessing flood
+
+
+def _basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def test_refused_guesses_never_push_accepted_credentials_out(monkeypatch):
+    """Issue 25: refusals entered the one 128-entry cache and pushed the right credentials out, which then waited
+    for bcrypt behind the guesses. Counted in bcrypt runs: after 300 wrong passwords the right ones cost none."""
+    users = {"prometheus": bcrypt_hash(PASSWORD).encode()}
+    auth = BasicAuth()
+
+    async def run():
+        assert await auth.check(users, _basic("prometheus", PASSWORD)) is True
+        assert auth.verifications == 1
+        for i in range(300):
+            assert await auth.check(users, _basic("prometheus", f"guess-{i}")) is False
+        assert auth.verifications == 301
+        assert await auth.check(users, _basic("prometheus", PASSWORD)) is True
+        assert auth.verifications == 301  # still cached
+        assert await auth.check(users, _basic("prometheus", "guess-299")) is False
+        assert auth.verifications == 301  # a repeated refusal is cached too
+
+    asyncio.run(run())
+
+
+def test_unknown_user_costs_one_bcrypt_like_a_known_one(monkeypatch):
+    """The dummy hash of an unknown user used to be made with bcrypt.hashpw on the first check: twice the work of a
+    known user's check. Counted in bcrypt calls."""
+    calls: list[str] = []
+    for name in ("hashpw", "checkpw", "gensalt"):
+        real = getattr(bcrypt, name)
+        monkeypatch.setattr(bcrypt, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    users = {"prometheus": bcrypt_hash(PASSWORD, 5).encode()}
+    calls.clear()
+    auth = BasicAuth()
+
+    async def run():
+        assert await auth.check(users, _basic("grafana", "anything")) is False
+        expensive = [c for c in calls if c != "gensalt"]
+        assert expensive == ["checkpw"], calls
+        assert calls.count("gensalt") <= 1
+        calls.clear()
+        assert await auth.check(users, _basic("prometheus", "wrong")) is False
+        assert calls == ["checkpw"]
+
+    asyncio.run(run())
+
+
+@pytest.mark.integration
+def test_right_credentials_keep_working_under_a_guessing_flood(tmp_path, start_web):
+    """A real exporter with basic auth; 16 threads guess passwords as fast as it answers (bounded: until 200
+    guesses were refused, then while 25 scrapes with the right credentials are made). Every one of those scrapes
+    gets 200: the guesses are refused (401) or turned away (503), never at the scrape's expense."""
+    import threading
+
+    config = write_config(tmp_path / "web.yml", f"basic_auth_users:\n  prometheus: {bcrypt_hash(PASSWORD, 6)}\n")
+    exporter = start_web(config, None)
+    good = {"Authorization": _basic("prometheus", PASSWORD)}
+    url = f"http://127.0.0.1:{exporter.port}/metrics"
+    assert http_get(url, good)[0] == 200  # Prometheus has scraped before the flood starts
+
+    outcomes: dict[int, int] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def guess(thread: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", exporter.port, timeout=30)
+        for attempt in range(100000):
+            if stop.is_set():
+                break
+            try:
+                conn.request("GET", "/metrics", headers={"Authorization": _basic("prometheus", f"{thread}-{attempt}")})
+                response = conn.getresponse()
+                response.read()
+                status = response.status
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", exporter.port, timeout=30)
+                status = 0
+            with lock:
+                outcomes[status] = outcomes.get(status, 0) + 1
+        conn.close()
+
+    threads = [threading.Thread(target=guess, args=(i,), daemon=True) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    scrapes: dict[int, int] = {}
+    try:
+        deadline = time.monotonic() + 120  # a bound for a broken run, not a measurement
+        while outcomes.get(401, 0) < 200:  # far more refusals than the cache held
+            assert time.monotonic() < deadline, f"the flood got only {outcomes} refused"
+            time.sleep(0.05)
+        for _ in range(25):
+            status = http_get(url, good, timeout=30)[0]
+            scrapes[status] = scrapes.get(status, 0) + 1
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+    assert scrapes == {200: 25}, f"right credentials during the flood: {scrapes}; guesses: {outcomes}"
+    assert outcomes.get(200, 0) == 0 and exporter.proc.poll() is None
+    assert PASSWORD not in exporter.log()

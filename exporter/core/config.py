@@ -10,6 +10,7 @@ remembered for scrubbing (``core.secrets``) before anything is validated; a conn
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -126,16 +127,90 @@ def _path_order(item: tuple[tuple[str, ...], str]) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in item[0])
 
 
-def env_overrides(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
-    """``MIDDLEWARE_EXPORTER_COLLECTORS__HOST__INTERVAL=5`` -> {("collectors","host","interval"): "5"}."""
+# Variables a platform puts into the environment under a name derived from a name someone chose (a Service, a
+# linked container), so that they can start with ENV_PREFIX whatever prefix is chosen: a Service called
+# middleware-exporter gives every pod of its namespace MIDDLEWARE_EXPORTER_SERVICE_HOST, MIDDLEWARE_EXPORTER_PORT
+# and more. Their grammar (after "<NAME>_") and the shape of their values:
+# - Kubernetes service links (kubelet, pkg/kubelet/envvars): for every Service with a cluster IP,
+#   SERVICE_HOST=<cluster IP> (always), SERVICE_PORT[_<PORT NAME>]=<n>, PORT=<proto>://<ip>:<n>,
+#   PORT_<n>_<PROTO>=<proto>://<ip>:<n> with _PROTO=<proto>, _PORT=<n>, _ADDR=<ip>.
+# - Docker legacy links (moby, daemon/links): the same PORT family, _START/_END/_PORT_START/_PORT_END for a range,
+#   NAME=/<container>/<alias> (always; <NAME> is the alias upper-cased, '-' as '_') and ENV_<VAR>=<the linked
+#   container's VAR>.
+# systemd (INVOCATION_ID, NOTIFY_SOCKET, LISTEN_FDS, ...) and Docker (HOSTNAME, HOME) use fixed names outside the
+# prefix. A family is recognised by its anchor (SERVICE_HOST holding an IP address, NAME holding the link path that
+# ends in the alias) and each member by its suffix and value, so that a misspelt setting is still reported.
+_K8S_SUFFIX_RE = re.compile(r"SERVICE_HOST|SERVICE_PORT(?:_[A-Z0-9_]+)?"
+                            r"|PORT(?:_\d{1,5}_[A-Z]+(?:_PROTO|_PORT|_ADDR)?)?")
+_DOCKER_SUFFIX_RE = re.compile(r"NAME|ENV_.+|PORT(?:_\d{1,5}_[A-Z]+(?:_PROTO|_PORT|_ADDR|_START|_END|_PORT_START"
+                               r"|_PORT_END)?)?")
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_link_url(value: str) -> bool:
+    """``tcp://10.0.0.1:19462`` (``tcp://[fd00::1]:80``; an old kubelet wrote IPv6 without the brackets)."""
+    proto, sep, rest = value.partition("://")
+    host, _, port = rest.rpartition(":")
+    return bool(sep) and proto.isalpha() and proto.islower() and port.isdigit() and _is_ip(host)
+
+
+def _link_value_fits(suffix: str, value: str) -> bool:
+    if suffix.startswith("ENV_") or suffix == "NAME":  # any value; NAME is the anchor, checked already
+        return True
+    if suffix == "SERVICE_HOST" or suffix.endswith("_ADDR"):
+        return _is_ip(value)
+    if suffix.startswith("SERVICE_PORT") or suffix.endswith(("_PORT", "_PORT_START", "_PORT_END")):
+        return value.isdigit()
+    if suffix.endswith("_PROTO"):
+        return value.isalpha() and value.islower()
+    return _is_link_url(value)  # PORT, PORT_<n>_<PROTO>, ..._START, ..._END
+
+
+def platform_variables(environ: Mapping[str, str]) -> set[str]:
+    """The names in ``environ`` that Kubernetes service links or Docker links put there (see above), among those
+    that start with ENV_PREFIX: they are not settings and are ignored."""
+    ours = {k: v for k, v in environ.items() if k.startswith(ENV_PREFIX)}
+    roots: list[tuple[str, re.Pattern[str]]] = []
+    for key, value in ours.items():
+        if key.endswith("_SERVICE_HOST") and _is_ip(value):
+            roots.append((key[: -len("SERVICE_HOST")], _K8S_SUFFIX_RE))
+        if key.endswith("_NAME") and value.startswith("/"):
+            alias = value.rstrip("/").rsplit("/", 1)[-1].upper().replace("-", "_")
+            if alias and key == alias + "_NAME":
+                roots.append((key[: -len("NAME")], _DOCKER_SUFFIX_RE))
+    found = set()
+    for key, value in ours.items():
+        for root, grammar in roots:
+            suffix = key[len(root):]
+            if key.startswith(root) and grammar.fullmatch(suffix) and _link_value_fits(suffix, value):
+                found.add(key)
+    return found
+
+
+def _env_settings(environ: Mapping[str, str]) -> dict[tuple[str, ...], tuple[str, str]]:
+    """``MIDDLEWARE_EXPORTER_COLLECTORS__HOST__INTERVAL=5`` -> {("collectors","host","interval"): (name, "5")}."""
+    skip = platform_variables(environ) | {ENV_PREFIX + "CONFIG"}
     result = {}
     for key, value in environ.items():
-        if not key.startswith(ENV_PREFIX) or key == ENV_PREFIX + "CONFIG":
+        if not key.startswith(ENV_PREFIX) or key in skip:
             continue
         path = tuple(part.lower() for part in key[len(ENV_PREFIX):].split("__") if part)
         if path:
-            result[path] = value
+            result[path] = (key, value)
     return dict(sorted(result.items(), key=_path_order))
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
+    """``MIDDLEWARE_EXPORTER_COLLECTORS__HOST__INTERVAL=5`` -> {("collectors","host","interval"): "5"}; what
+    Kubernetes or Docker links inject under the prefix (``platform_variables``) is left out."""
+    return {path: value for path, (_, value) in _env_settings(environ).items()}
 
 
 def _is_secret_key(key: Any) -> bool:
@@ -251,7 +326,9 @@ def _origin_of(loc: tuple[str, ...], sources: dict[tuple[str, ...], str], origin
     for path, name in sources.items():
         if loc[: len(path)] == path:
             return name
-    return origin
+    # an unknown key above what a variable sets (MIDDLEWARE_EXPORTER_COLECTORS__HOST__INTERVAL: "colectors")
+    below = [name for path, name in sources.items() if path[: len(loc)] == loc]
+    return ", ".join(below) if below else origin
 
 
 def _format_errors(exc: ValidationError | None, sources: dict[tuple[str, ...], str], origin: str,
@@ -318,8 +395,7 @@ def load_config(
             raise ConfigError(f"config file {path}: the top level must be a mapping, not {type(loaded).__name__}")
         data = loaded
     sources: dict[tuple[str, ...], str] = {}
-    for env_path, raw_value in env_overrides(environ).items():
-        name = ENV_PREFIX + "__".join(p.upper() for p in env_path)
+    for env_path, (name, raw_value) in _env_settings(environ).items():
         if _is_secret_key(env_path[-1]):
             value: Any = raw_value  # a password is a string as given: 123456 or yes must not become a number or true
         else:

@@ -77,6 +77,8 @@ BCRYPT_RE = re.compile(r"^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$")
 _GO_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 RELOAD_CHECK_SECONDS = 1.0
+# The basic-auth realm of every 401 (`middleware-exporter healthcheck` recognises the exporter's refusal by it).
+REALM = 'realm="middleware-exporter"'
 
 
 # --------------------------------------------------------------------------------------------- file format
@@ -514,39 +516,61 @@ def _q(text: str) -> str:
 class BasicAuth:
     """Checks ``Authorization: Basic`` against bcrypt hashes.
 
-    bcrypt runs in one worker thread (at cost 10 it takes about 70 ms, and it must not block the event loop);
-    results are cached under an HMAC of user, hash and password (a per-process key; the password itself is not
-    kept), so a scrape with known-good credentials costs a dictionary lookup. An unknown user is checked against
-    a dummy hash of the same cost, so timing does not reveal which users exist. At most ``max_pending`` checks
-    wait for the thread; beyond that the request is refused with 503 rather than queued (a password-guessing
-    flood cannot delay a scrape whose credentials are cached).
+    bcrypt runs in one worker thread (at cost 10 it takes about 70 ms, and it must not block the event loop). The
+    credentials it accepted are remembered under an HMAC of user, hash and password (a per-process key; the password
+    itself is not kept), so a scrape with known-good credentials costs a dictionary lookup. Only successes enter that
+    cache: a password-guessing flood cannot push the right credentials out of it, so they keep working without
+    waiting for bcrypt. Refusals have a small cache of their own (a client repeating one wrong password costs a
+    lookup too). An unknown user is checked against a dummy hash of the same cost, made without running bcrypt, so
+    that its first check costs what a known user's does and timing does not reveal which users exist. At most
+    ``max_pending`` checks wait for the thread; beyond that the request is refused with 503 rather than queued. After
+    a refused check the thread rests as long as that check took before the next one: guessing keeps at most half a
+    core busy, whatever the number of guessers.
     """
 
-    CACHE_SIZE = 128
+    CACHE_SIZE = 128  # accepted credentials (a handful in practice: each needs a right password)
+    REFUSED_CACHE_SIZE = 256
+    _BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-    def __init__(self, max_pending: int = 8) -> None:
+    def __init__(self, max_pending: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
         self._key = secrets.token_bytes(32)
         self._cache: OrderedDict[bytes, bool] = OrderedDict()
+        self._refused: OrderedDict[bytes, bool] = OrderedDict()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bcrypt")
         self._pending = 0
         self._max_pending = max_pending
         self._dummy: dict[bytes, bytes] = {}
+        self._clock = clock
+        self._rest_until = 0.0  # only the bcrypt thread reads and writes it
+        self.verifications = 0  # bcrypt runs (refused ones included), for tests and benchmarks
 
     def _cache_key(self, user: bytes, hashed: bytes, password: bytes) -> bytes:
         message = b"\0".join(base64.b64encode(p) for p in (user, hashed, password))
         return hmac.new(self._key, message, hashlib.sha256).digest()
 
     def _dummy_hash(self, cost: bytes) -> bytes:
+        """A valid bcrypt hash of this cost that no password matches: a random salt and a random checksum (no
+        bcrypt run, so the first unknown user costs one bcrypt like any other check)."""
         if cost not in self._dummy:
-            self._dummy[cost] = bcrypt.hashpw(secrets.token_bytes(16), bcrypt.gensalt(int(cost)))
+            checksum = "".join(secrets.choice(self._BCRYPT_ALPHABET) for _ in range(31)).encode()
+            self._dummy[cost] = bcrypt.gensalt(int(cost)) + checksum
         return self._dummy[cost]
 
     def _verify(self, password: bytes, hashed: bytes | None, cost: bytes) -> bool:
+        rest = self._rest_until - self._clock()
+        if rest > 0:
+            time.sleep(rest)
+        started = self._clock()
+        self.verifications += 1
         try:
             ok = bcrypt.checkpw(password, hashed if hashed is not None else self._dummy_hash(cost))
         except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses
             ok = False
-        return ok and hashed is not None
+        ok = ok and hashed is not None
+        if not ok:
+            now = self._clock()
+            self._rest_until = now + (now - started)
+        return ok
 
     async def check(self, users: dict[str, bytes], authorization: str | None) -> bool | None:
         """True: allowed; False: refused; None: too many checks pending (answer 503)."""
@@ -568,10 +592,10 @@ class BasicAuth:
                 hashed = value
         cost = hashed[4:6] if hashed is not None else max(v[4:6] for v in users.values())
         key = self._cache_key(user, hashed or b"", password)
-        cached = self._cache.get(key)
-        if cached is not None:
-            self._cache.move_to_end(key)
-            return cached
+        for cache in (self._cache, self._refused):
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
         if self._pending >= self._max_pending:
             return None
         self._pending += 1
@@ -580,9 +604,10 @@ class BasicAuth:
             ok = await loop.run_in_executor(self._executor, self._verify, password, hashed, cost)
         finally:
             self._pending -= 1
-        self._cache[key] = ok
-        while len(self._cache) > self.CACHE_SIZE:
-            self._cache.popitem(last=False)
+        cache, size = (self._cache, self.CACHE_SIZE) if ok else (self._refused, self.REFUSED_CACHE_SIZE)
+        cache[key] = ok
+        while len(cache) > size:
+            cache.popitem(last=False)
         return ok
 
 
@@ -661,7 +686,7 @@ class WebGate:
                         return
                     if not ok:
                         await _plain(send_with_headers, 401, "Unauthorized\n",
-                                     [(b"www-authenticate", b'Basic realm="middleware-exporter"')])
+                                     [(b"www-authenticate", f"Basic {REALM}".encode())])
                         return
             await self.app(scope, receive, send_with_headers)
         finally:
