@@ -35,6 +35,8 @@ It prints the figures and ratios and exits 1 when a figure falls short:
     python bench/faults.py                 # 1,000 scrapes of each exporter (docs/architecture.md quotes it)
     python bench/faults.py --short         # the short form the test suite runs
     python bench/faults.py --without flood # a fault's turn prints the good output: which fault drives a figure
+    python bench/faults.py --failing 60    # instead: IBM MQ and Domino failing every 0.3 s for 60 s (every other
+                                           # time after 4 MiB of output); fails when RSS grows
 """
 
 from __future__ import annotations
@@ -232,6 +234,96 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(len(ordered) * share) - 1))]
 
 
+FAILING_STAND_IN = """#!/bin/sh
+# Invented stand-in for {name}: fails on every run, every other time after printing {big} bytes.
+W='{work}'
+n=$(cat "$W/count-{name}" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$W/count-{name}"
+if [ $((n % 2)) = 1 ]; then yes 'AMQ8146E: IBM MQ queue manager not available (invented)' | head -c {big}; fi
+echo "{name}: AMQ8146E: IBM MQ queue manager not available, attempt $n, session $$ (invented failure)" >&2
+exit 3
+"""
+
+
+def failing_mode(seconds: float, big: int, bound_mb: float, bound_share: float) -> int:
+    """Collections that fail as fast as the settings allow (interval 0.3 s) for ``seconds``: IBM MQ's dspmq and
+    Domino's show stat exit 3, every other run after a large output.  RSS is sampled every second; the floor of the
+    last quarter is judged against the floor of the first (after a warm-up of a fifth of the time)."""
+    root = Path(tempfile.mkdtemp(prefix="mwe-failing-"))
+    work = root / "failing"
+    bindir = work / "bin"
+    bindir.mkdir(parents=True)
+    paths = {}
+    for name in ("dspmq", "runmqsc", "show-stat"):
+        paths[name] = bindir / name
+        paths[name].write_text(FAILING_STAND_IN.format(name=name, work=work, big=big))
+        paths[name].chmod(0o755)
+    config = work / "config.yaml"
+    config.write_text(f"""
+collectors:
+  host: {{enabled: false}}
+  process: {{enabled: false}}
+  domino: {{enabled: true, interval: 0.3s, timeout: 0.3s, command_timeout: 0.25s, command: [{paths["show-stat"]}]}}
+  ibmmq:
+    enabled: true
+    interval: 0.3s
+    timeout: 0.3s
+    queue_managers:
+      - {{name: QM1, backend: runmqsc, timeout: 0.25s, dspmq: {paths["dspmq"]}, runmqsc: {paths["runmqsc"]}}}
+""")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+    log_path = work / "exporter.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "exporter", "run", "--config", str(config),
+                                 "--web.listen-address", f"127.0.0.1:{port}"], cwd=REPO, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    samples: list[tuple[float, float]] = []
+    status: dict = {}
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < seconds and proc.poll() is None:
+            time.sleep(1.0)
+            samples.append((time.monotonic() - started, proc_figures(proc.pid)[0]))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            conn.request("GET", "/api/v1/collectors")
+            status = {c["name"]: c for c in json.loads(conn.getresponse().read()) if c.get("enabled")}
+        finally:
+            conn.close()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        exporter_log = log_path.read_text(errors="replace")
+        shutil.rmtree(root, ignore_errors=True)
+    warm = [s for s in samples if s[0] >= seconds / 5] or samples[-1:]
+    quarter = max(1, len(warm) // 4)
+    floor_first, floor_last = min(s[1] for s in warm[:quarter]), min(s[1] for s in warm[-quarter:])
+    growth, bound = floor_last - floor_first, max(bound_mb, bound_share * floor_first)
+    # a failing source (the queue manager, show stat) is a source error of a run, or the run's own failure
+    runs = {name: (c["runs"], c["failures"] + (c["runs"] - c["failures"]) * bool(c["source_errors"]))
+            for name, c in status.items()}
+    print(f"failing collections for {seconds:g} s (every other failure after {big:,} bytes of output): runs/failed "
+          + ", ".join(f"{name} {r}/{f}" for name, (r, f) in runs.items()))
+    print(f"RSS: {samples[0][1]:.1f} MB at start, lowest in the first quarter after warm-up {floor_first:.1f} MB, "
+          f"in the last {floor_last:.1f} MB: growth {growth:+.1f} MB, ratio end/start {floor_last / floor_first:.3f} "
+          f"(bound {bound:.1f} MB); peak {max(s[1] for s in samples):.1f} MB")
+    problems = []
+    if growth > bound:
+        problems.append(f"RSS grew {growth:.1f} MB (bound {bound:.1f} MB)")
+    if not runs or any(f < 20 for _, f in runs.values()):
+        problems.append("the collections did not all fail repeatedly")
+    if "Traceback" in exporter_log:
+        problems.append("traceback in the log")
+    print("result: " + ("FAIL: " + "; ".join(problems) if problems else "ok"))
+    return 1 if problems else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scrapes", type=int, default=1000, help="scrapes of each exporter")
@@ -247,7 +339,13 @@ def main() -> int:
     parser.add_argument("--without", action="append", choices=FAULTS,
                         help="this fault's turn prints the good output instead (repeatable: what drives a figure)")
     parser.add_argument("--short", action="store_true", help="200 scrapes each, shorter pauses (the test suite)")
+    parser.add_argument("--failing", type=float, metavar="SECONDS",
+                        help="instead: collections failing as fast as they can for SECONDS; RSS must stay flat")
+    parser.add_argument("--failing-output", type=int, default=4 * 1024 * 1024,
+                        help="bytes printed before every other failure in --failing")
     args = parser.parse_args()
+    if args.failing:
+        return failing_mode(args.failing, args.failing_output, args.rss_bound_mb, args.rss_bound_share)
     if args.short:
         args.scrapes, args.pause, args.sample_every, args.block = 200, 0.05, 10, 20
         # the suite shares a loaded 2-core machine: a parse of a 4 MiB flood holding the interpreter for tens of

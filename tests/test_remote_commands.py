@@ -7,8 +7,10 @@ command it was given; real ssh is not involved (no second host here)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -122,3 +124,100 @@ esac
     calls = log.read_text().splitlines()
     assert calls[0].startswith("mqhost1 /opt/mqm/bin/dspmq") and any(
         c.startswith("mqhost1 /opt/mqm/bin/runmqsc") for c in calls)
+
+
+# --- ssh connection sharing (ControlMaster/ControlPersist) (issue 25, item 10) -------------------------------------
+PERSISTENT_SSH = r"""#!/bin/sh
+# INVENTED stand-in for OpenSSH with ControlMaster=auto and ControlPersist in the operator's ssh configuration: the
+# first command to the host makes a handshake and leaves a master process in its own session (ssh's daemon(): fork,
+# setsid, the parent gone, so the master is re-parented to the exporter, the child subreaper); later commands go
+# through the master while it lives, without a handshake.  Every command prints the show stat fixture.
+W='{work}'
+if [ "$1" = "__master" ]; then
+    echo $$ > "$W/master.pid"
+    while :; do sleep 1; done  # ControlPersist longer than the test: ends when killed
+fi
+pid=$(cat "$W/master.pid" 2>/dev/null)
+state=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
+case "$state" in
+  ""|Z|X)
+    echo handshake >> "$W/handshakes"
+    rm -f "$W/master.pid"
+    ( setsid "$0" __master </dev/null >/dev/null 2>&1 &
+      while [ ! -s "$W/master.pid" ]; do sleep 0.01; done ) ;;
+esac
+echo "$*" >> "$W/commands"
+cat '{fixture}'
+"""
+
+
+def _persistent_ssh_exporter(tmp_path: Path, start_exporter, runs: int):
+    """A real exporter whose Domino commands go through the stand-in ssh; returned once ``runs`` ran."""
+    ssh = tmp_path / "ssh"
+    ssh.write_text(PERSISTENT_SSH.format(work=tmp_path, fixture=FIX / "domino" / "show_stat.txt"))
+    ssh.chmod(0o755)
+    exporter = start_exporter(config=f"""
+collectors:
+  host: {{enabled: false}}
+  process: {{enabled: false}}
+  domino:
+    enabled: true
+    interval: 0.3s
+    timeout: 0.3s
+    command_timeout: 0.25s
+    command: [/opt/hcl/domino/bin/server, -c, show stat]
+    command_prefix: [{ssh}, -o, ControlMaster=auto, -o, ControlPersist=10m, dom1]
+""")
+    give_up = time.monotonic() + 120  # a backstop: 10 runs take 3 s
+    while len((tmp_path / "commands").read_text().splitlines() if (tmp_path / "commands").exists() else []) < runs:
+        assert time.monotonic() < give_up, exporter.log()
+        time.sleep(0.1)
+    return exporter
+
+
+def _ours(tmp_path: Path) -> list[int]:
+    """Live processes (not zombies) whose command line names the test's directory."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+        except (OSError, IndexError):
+            continue
+        if str(tmp_path).encode() in cmdline and state not in "ZX":
+            found.append(int(pid))
+    return found
+
+
+def _gone(pids: list[int], tmp_path: Path, wait: float = 10.0) -> bool:
+    give_up = time.monotonic() + wait  # a bound on the kernel delivering SIGKILL, not a timing assertion
+    while set(pids) & set(_ours(tmp_path)):
+        if time.monotonic() > give_up:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_an_ssh_connection_master_is_kept_between_commands_and_ended_at_exit(tmp_path, start_exporter):
+    """The exporter used to kill the master ssh leaves (it is re-parented to the exporter) after every command, so
+    every remote command paid a full handshake.  Now 10 commands make one handshake; SIGTERM ends the master too."""
+    exporter = _persistent_ssh_exporter(tmp_path, start_exporter, runs=10)
+    commands = len((tmp_path / "commands").read_text().splitlines())
+    assert (tmp_path / "handshakes").read_text().splitlines() == ["handshake"], f"{commands} commands"
+    master = int((tmp_path / "master.pid").read_text())
+    assert master in _ours(tmp_path)
+    status = json.loads(exporter.get("/api/v1/collectors")[2])
+    domino = next(c for c in status if c["name"] == "domino")
+    assert domino["source_errors"] == {} and domino["last_success"] is True
+    exporter.proc.send_signal(signal.SIGTERM)
+    assert exporter.proc.wait(30) == 0
+    assert _gone([master], tmp_path) and _ours(tmp_path) == []
+
+
+def test_an_ssh_connection_master_is_ended_when_the_exporter_is_killed(tmp_path, start_exporter):
+    """SIGKILL cannot be caught: the exporter's watchdog ends the kept master."""
+    exporter = _persistent_ssh_exporter(tmp_path, start_exporter, runs=3)
+    master = int((tmp_path / "master.pid").read_text())
+    exporter.proc.kill()
+    exporter.proc.wait(30)
+    assert _gone([master], tmp_path) and _ours(tmp_path) == []

@@ -294,3 +294,55 @@ def test_after_a_final_shutdown_no_command_starts():
     result = subprocess.run([sys.executable, "-c", program], cwd=runner.__file__.rsplit("/exporter/", 1)[0],
                             capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "echo: not started: the exporter is stopping"
+
+
+# An INVENTED stand-in for ssh with ControlPersist that never finds its master (a new ControlPath every time): each
+# run leaves a new master, named ssh, in its own session; or, given "stray", a child of another name.
+MASTER_EVERY_TIME = r"""#!/bin/sh
+if [ "$1" = "__master" ]; then echo $$ >> "$2"; while :; do sleep 1; done; fi
+if [ "$1" = "stray" ]; then
+    ( setsid sh -c 'echo $$ >> "$1"; while :; do sleep 1; done' stray "$2" </dev/null >/dev/null 2>&1 &
+      while [ ! -s "$2" ]; do sleep 0.01; done ) ; exit 0
+fi
+n=$(wc -l < "$1" 2>/dev/null || echo 0)
+( setsid "$0" __master "$1" </dev/null >/dev/null 2>&1 &
+  while [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -le "$n" ]; do sleep 0.01; done )
+echo connected
+"""
+
+
+def test_ssh_masters_are_kept_up_to_a_bound_and_other_escapees_killed(tmp_path):
+    """In a process set up as the serving exporter (subreaper): re-parented ssh masters are kept, at most MAX_KEPT;
+    an escaped child of another name is killed as before; shutdown ends the kept ones."""
+    ssh = tmp_path / "ssh"
+    ssh.write_text(MASTER_EVERY_TIME)
+    ssh.chmod(0o755)
+    masters, strays = tmp_path / "masters", tmp_path / "strays"
+    runs = runner.MAX_KEPT + 4
+    program = ("import sys, time\n"
+               "from exporter.core import runner\n"
+               "print(runner.guard_process(watchdog=False)['subreaper'], flush=True)\n"
+               f"for _ in range({runs}):\n"
+               f"    assert runner.run_command([{str(ssh)!r}, {str(masters)!r}], timeout=20).stdout == 'connected\\n'\n"
+               f"runner.run_command([{str(ssh)!r}, 'stray', {str(strays)!r}], timeout=20)\n"
+               "time.sleep(0.3); runner.run_command(['/bin/true'], timeout=20)  # a tidy after the re-parenting\n"
+               "print(len(runner._registry.kept), flush=True)\n"
+               "runner.shutdown(grace=0.5)\n"
+               "print(len(runner._registry.kept), flush=True)\n")
+    result = subprocess.run([sys.executable, "-c", program], cwd=runner.__file__.rsplit("/exporter/", 1)[0],
+                            capture_output=True, text=True, timeout=120)
+    pids = read_pids(masters) + read_pids(strays)
+    try:
+        lines = result.stdout.split()
+        if lines[:1] == ["False"]:
+            pytest.skip("PR_SET_CHILD_SUBREAPER not available here")
+        assert result.returncode == 0, result.stderr
+        assert len(read_pids(masters)) == runs
+        assert lines[1:] == [str(runner.MAX_KEPT), "0"]
+        assert all(gone(pid) for pid in pids), [pid for pid in pids if alive(pid)]
+    finally:
+        for pid in pids:
+            try:
+                os.killpg(pid, 9)
+            except OSError:
+                pass

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from typing import Any, Callable
 
 
@@ -112,19 +113,40 @@ class BoundedCall:
         return current is not None and not current.done.is_set()
 
     def __call__(self, fn: Callable[[], Any], timeout: float) -> Any:
+        # Nothing of an earlier run may stay reachable from this frame or from the run kept in ``_current``: the
+        # error raised below carries this frame in its traceback, so a local holding the previous run (and its
+        # error, whose traceback holds the frame before, ...) chained every failure since the last success, with
+        # the failed runs' locals, into memory (docs/reliability.md, "Failing collections: nothing piles up").
         with self._lock:
-            current = self._current
-            if current is not None and not current.done.is_set():
-                raise Overdue(f"previous run still running after {time.monotonic() - current.started:.1f}s (hung); "
-                              "not started again")
+            previous = self._current
+            if previous is not None and not previous.done.is_set():
+                raise Overdue(f"previous run still running after {time.monotonic() - previous.started:.1f}s "
+                              "(hung); not started again")
+            if previous is not None:  # a late run that finished after its caller gave up: drop its outcome
+                previous.error = previous.result = None
+            previous = None
             run = self._current = _Run(Scope(timeout, current_scope()))
         threading.Thread(target=self._execute, args=(fn, run, timeout), daemon=True, name=f"call-{self.name}").start()
         if not run.done.wait(timeout):
             run.scope.cancel()  # kill what can be killed (its commands); the thread itself is abandoned
             raise Overdue(f"timed out after {timeout:g}s")
-        if run.error is not None:
-            raise run.error
-        return run.result
+        error, result = run.error, run.result
+        run.error = run.result = None  # the finished run stays in _current; its outcome is the caller's alone
+        if error is None:
+            return result
+        # The caller gets the error, its type, message and line numbers; not the locals of the frames that failed
+        # (a command's output, a driver's buffers), which nothing reads and which would stay alive as long as the
+        # caller keeps the error (fanout keeps each target's last one until its next run).
+        chained: BaseException | None = error
+        for _ in range(8):  # and of the errors it was raised from (a bounded walk: a chain may loop)
+            if chained is None:
+                break
+            traceback.clear_frames(chained.__traceback__)
+            chained = chained.__cause__ or chained.__context__
+        try:
+            raise error
+        finally:
+            del error, run  # the traceback of the raised error holds this frame: no cycle through its locals
 
     def _execute(self, fn: Callable[[], Any], run: _Run, timeout: float) -> None:
         _local.scope = run.scope

@@ -5,6 +5,11 @@ A collector that runs commands (HPOM, Domino, the MQ runmqsc back-end) puts the 
 list; no shell is involved on this side, and timeouts and the process-group kill of core/runner.py apply to the
 whole ``ssh`` command.  With a prefix, the programs' paths are the remote host's, so their presence is not checked
 locally: a missing program shows as that source failing with the remote shell's error.
+
+Connection sharing is the operator's ssh configuration's to decide: with ``ControlMaster auto`` and
+``ControlPersist`` (in ``~/.ssh/config`` or as ``-o`` options in the prefix) ssh leaves a master process that later
+commands to the same host reuse without a new handshake.  The serving exporter keeps such a master (core/runner.py,
+``KEPT_PROGRAMS``) instead of killing it as an escaped child, and ends it when it stops.
 """
 
 from __future__ import annotations

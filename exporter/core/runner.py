@@ -43,6 +43,12 @@ EXIT_GRACE = 0.5  # seconds the output may stay open after the command exited (a
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL at shutdown
 REAP_WAIT = 1.0  # seconds to wait for a killed command to be reaped before leaving it to a later sweep
 _READ_SIZE = 65536
+# Re-parented children that are kept, not killed: OpenSSH's connection masters.  With ControlMaster/ControlPersist in
+# the operator's ssh configuration, ssh leaves a master process (in its own session) that later commands to the same
+# host share; killing it after every command made each one pay a full handshake.  Kept masters end when their
+# ControlPersist time runs out, and at the latest when the exporter stops (shutdown, or the watchdog after SIGKILL).
+KEPT_PROGRAMS = frozenset({"ssh"})
+MAX_KEPT = 16  # at most this many at once (one per host and user is what ControlPath normally gives); others die
 _POLL = 0.1  # the longest the selector sleeps before looking at the exit, the deadline and cancellation again
 
 
@@ -136,6 +142,7 @@ class _Registry:
         self.lock = threading.Lock()  # held while spawning, killing, reaping and sweeping
         self.procs: dict[int, subprocess.Popen] = {}
         self.orphans: set[int] = set()  # escaped descendants killed and not yet reaped (subreaper only)
+        self.kept: set[int] = set()  # re-parented ssh connection masters left running (subreaper only)
         self.stopping = False
         self.stopped: set[int] = set()  # pids of the commands a shutdown killed (their run reports it)
         self.subreaper = False
@@ -183,7 +190,8 @@ class _Registry:
 
     def tidy(self) -> None:
         """Reap the commands that could not be reaped at once; on Linux with the subreaper, kill and reap every
-        child of the exporter that is not a registered command (a descendant that escaped and was orphaned)."""
+        child of the exporter that is not a registered command (a descendant that escaped and was orphaned), but
+        for ssh connection masters (:data:`KEPT_PROGRAMS`), which are kept until they end or the exporter stops."""
         with self.lock:
             for pid, proc in list(self.procs.items()):
                 if proc.returncode is None and _exited(proc) and proc.poll() is not None:
@@ -192,18 +200,34 @@ class _Registry:
                         self.watchdog.tell(f"-{pid}")
             if not self.subreaper:
                 return
-            keep = set(self.procs)
+            keep = set(self.procs) | self.kept
             if self.watchdog is not None:
                 keep.add(self.watchdog.proc.pid)
             for pid in _children() - keep - self.orphans:
                 try:
-                    if os.getpgid(pid) == pid and pid not in keep:
+                    leader = os.getpgid(pid) == pid
+                    if leader and not self.stopping and len(self.kept) < MAX_KEPT and _program(pid) in KEPT_PROGRAMS:
+                        self.kept.add(pid)  # its own group: one killpg at shutdown ends it and its helpers
+                        if self.watchdog is not None:
+                            self.watchdog.tell(f"+{pid}")
+                        log.debug("msg=%r pid=%d", "keeping an ssh connection master (ControlPersist)", pid)
+                        continue
+                    if leader:
                         os.killpg(pid, signal.SIGKILL)  # it leads its own group (setsid): its helpers go too
                     else:
                         os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
                 self.orphans.add(pid)
+            for pid in list(self.kept):  # a master that ended (ControlPersist ran out, or killed at shutdown)
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    self.kept.discard(pid)
+                    if self.watchdog is not None:
+                        self.watchdog.tell(f"-{pid}")
             for pid in list(self.orphans):
                 try:
                     done, _ = os.waitpid(pid, os.WNOHANG)
@@ -211,6 +235,13 @@ class _Registry:
                     done = pid
                 if done:
                     self.orphans.discard(pid)
+
+    def stop_kept(self, sig: int) -> list[int]:
+        """Signal the kept ssh masters' groups (still our unreaped children: their ids cannot be anyone else's)."""
+        with self.lock:
+            for pid in self.kept:
+                _signal_group(pid, sig)
+            return list(self.kept)
 
     def live(self) -> int:
         with self.lock:
@@ -229,6 +260,14 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
+def _pid_exited(pid: int) -> bool:
+    """Whether a child of ours has exited, without reaping it."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except (ChildProcessError, AttributeError):
+        return True
+
+
 def _exited(proc: subprocess.Popen) -> bool:
     """Whether the command has exited, without reaping it (its pid stays reserved, so killing its group is safe)."""
     if proc.returncode is not None:
@@ -239,6 +278,15 @@ def _exited(proc: subprocess.Popen) -> bool:
         except ChildProcessError:
             return True
     return proc.poll() is not None  # elsewhere: reaped at once (a tiny window for a reused group id)
+
+
+def _program(pid: int) -> str:
+    """The program name of a process (``/proc/<pid>/comm``), '' if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/comm") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
 
 
 def _children() -> set[int]:
@@ -431,8 +479,8 @@ def live_commands() -> int:
 
 def shutdown(grace: float = STOP_GRACE, final: bool = True) -> int:
     """Kill every command still running: SIGTERM to each process group, up to ``grace`` seconds for them to
-    exit, then SIGKILL; orphaned descendants too (with the subreaper).  With ``final`` no command starts after
-    this (the exporter is stopping).  Returns how many commands were running."""
+    exit, then SIGKILL; orphaned descendants and kept ssh connection masters too (with the subreaper).  With
+    ``final`` no command starts after this (the exporter is stopping).  Returns how many commands were running."""
     with _registry.lock:
         if final:
             _registry.stopping = True
@@ -440,16 +488,24 @@ def shutdown(grace: float = STOP_GRACE, final: bool = True) -> int:
         _registry.stopped.update(p.pid for p in procs)
     for proc in procs:
         _registry.kill(proc, signal.SIGTERM)
+    masters = _registry.stop_kept(signal.SIGTERM)  # ssh closes its connections on SIGTERM
     give_up = time.monotonic() + grace
-    while procs and time.monotonic() < give_up and not all(_exited(p) for p in procs):
+    while (procs or masters) and time.monotonic() < give_up and not (
+            all(_exited(p) for p in procs) and all(_pid_exited(pid) for pid in masters)):
         time.sleep(0.02)
     for proc in procs:
         _registry.kill(proc, signal.SIGKILL)
+    _registry.stop_kept(signal.SIGKILL)
     for proc in procs:
         _registry.reap(proc, 0.2)
-    _registry.tidy()
+    give_up = time.monotonic() + 0.2
+    while True:
+        _registry.tidy()  # reaps the masters
+        if not _registry.kept or time.monotonic() >= give_up:
+            break
+        time.sleep(0.01)
     with _registry.lock:
-        watchdog = _registry.watchdog if final and not _registry.procs else None
+        watchdog = _registry.watchdog if final and not _registry.procs and not _registry.kept else None
         if watchdog is not None:
             _registry.watchdog = None
     if watchdog is not None:

@@ -13,9 +13,11 @@ Design (documented in the README, "How collection works"):
 * The exposition (:mod:`.exposition`) and the exporter's own metrics (:mod:`.selfmetrics`) read the states
   kept here.
 * Failures are logged once per distinct cause: when a collector or source starts failing, when the cause changes
-  (compared by :func:`cause_key`, which ignores the parts that vary from run to run: numbers, addresses,
-  connection ids), and when it recovers; sources failing for the same cause share one line.  Every text is
-  scrubbed of secrets (``redact``) before it is kept or logged.
+  (compared by the exception type and :func:`cause_key`, which ignores the parts that vary from run to run:
+  numbers, addresses, connection ids, random tokens, undecodable bytes; :class:`_Cause` also learns the places
+  where a handle changes from run to run), and when it recovers; sources failing for the same cause share one line.
+  A text that changes on every attempt all the same is logged a few times, then no more until recovery.  Every
+  text is scrubbed of secrets (``redact``) before it is kept or logged.
 """
 
 from __future__ import annotations
@@ -41,22 +43,64 @@ log = logging.getLogger("middleware_exporter.scheduler")
 # The parts of an error text that change from one attempt to the next without a change of cause.
 _VARYING = re.compile(
     r"(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
-    r"|(?P<idkv>\b(?:[A-Za-z]+[_-])?(?:id|ID|Id)\s*[=:]\s*)[^\s,;)\]}'\"]+"
+    r"|(?P<idkv>\b(?:[A-Za-z]+[_-])?(?i:id|handle|session|sid|token|nonce|cookie)\s*[=:]\s*)[^\s,;)\]}'\"]+"
     r"|(?P<addr>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-fA-F:.]+\](?::\d+)?)"
     r"|(?P<hex>\b0x[0-9a-fA-F]+\b)"
-    r"|(?P<token>(?<![\w+=-])(?=[A-Za-z0-9+_-]*\d)(?=[A-Za-z0-9+_-]*[A-Za-z])[A-Za-z0-9+_-]{12,}={0,2})"
+    r"|(?P<bytes>\bb'(?:\\.|[^'\\])*'|\bb\"(?:\\.|[^\"\\])*\"|(?:\\x[0-9a-fA-F]{2})+)"  # b'\x8f...' (a repr)
+    # random tokens: 12+ characters mixing letters and digits, or 8+ mixing lower and upper case (base64 without
+    # digits, letters-only handles); '/', '+' and '=' padding are part of them
+    r"|(?P<token>(?<![\w+=/-])(?:(?=[\w+/-]*\d)(?=[\w+/-]*[A-Za-z])[\w+/-]{12,}"
+    r"|(?=[\w+/-]*[a-z][\w+/-]*[A-Z]|[\w+/-]*[A-Z][\w+/-]*[a-z])[\w+/-]{8,})={0,2}(?![\w+/=-]))"
     r"|(?P<code>\b[A-Za-z]+-?\d+[A-Za-z]?\b"
     r"|(?i:\b(?:http|status|errno|reason|code|rc|mqrc|sqlcode|exit status|exit code|exited(?: with)?|signal)"
     r"[\s:=#\[]*)-?\d+)"
     r"|(?P<number>\d+(?:[.,]\d+)*)")
+# A word in CamelCase (ConnectionRefusedError, HTTPError, getaddrinfo) is a name, not a random token: kept.
+_NAME = re.compile(r"(?:[a-z]+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]{2,})(?:[A-Z]+(?=[A-Z][a-z]|$)|[A-Z][a-z]{2,})*"
+                   r"(?:[A-Z]+)?")
 _EXCEPTION_PREFIX = re.compile(r"^(?:[A-Za-z_.]*(?:Error|Exception|Unavailable|Overdue): )+")
 _ASIDE = re.compile(r"\s*\(\s*N\s*(?:ms|s|seconds?|minutes?|m|h)?\s*(?:left|remaining|ago|elapsed)?\s*\)")
+# Characters no one writes in an error text: bytes that were not text (U+FFFD, control characters, surrogates,
+# private use).  From the first of them the rest of the text is random: one placeholder for all of it.
+_GARBAGE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\ud800-\udfff\ue000-\uf8ff]")
+
+
+def _random_word(word: str) -> bool:
+    """A word of bytes read as Latin-1 or Windows-1252: three or more non-ASCII characters, one of them no letter
+    (``Ã¿Ë†``, ``ê‹’¶``); words of a language have letters only (``Größe``, ``Zürich``)."""
+    foreign = [char for char in word if ord(char) > 127]
+    return len(foreign) >= 3 and not all(char.isalpha() for char in foreign)
+
+
+def _cut_garbage(message: str) -> str:
+    """The text up to where bytes that are not text begin, then ``<bytes>``.  They begin at the first unprintable
+    character (:data:`_GARBAGE`) or word of :func:`_random_word`; the cut then goes back over the words before it
+    that are no plain words (a few random characters that happened to be printable) but never past a ``:``
+    (``dspmq: exit status 3: <first line of output>``)."""
+    found = _GARBAGE.search(message)
+    start = found.start() if found is not None else None
+    for word in re.finditer(r"\S+", message[:start]):
+        if _random_word(word.group()):
+            start = word.start()
+            break
+    if start is None:
+        return message
+    head = re.sub(r"\S+$", "", message[:start])  # printable characters glued to them are theirs
+    while True:
+        last = re.search(r"(\S+)\s*$", head)
+        if last is None or re.fullmatch(r"[(\[]?(?:[A-Za-z][a-z]{2,}|[A-Z]{3,})[)\],.;]?|[A-Za-z0-9_.-]*[A-Za-z0-9]:",
+                                        last.group(1)):
+            break
+        head = head[:last.start()]
+    head = head.rstrip()
+    return f"{head} <bytes>" if head else "<bytes>"
 
 
 def cause_key(message: str) -> str:
     """What a failure is, without what varies between attempts: numbers, durations, addresses, connection and
-    session ids, hex values and random tokens are replaced; error codes (ORA-12541, AMQ9208E, HTTP 401,
-    [Errno 111]) are kept, so a change of cause still shows."""
+    session ids, hex values, random tokens and undecodable output are replaced; error codes (ORA-12541, AMQ9208E,
+    HTTP 401, [Errno 111]) are kept, so a change of cause still shows.  Words that vary between attempts and look
+    like no token (a handle of lower-case letters) are told apart by :class:`_Cause`, from attempt to attempt."""
 
     def replace(match: re.Match[str]) -> str:
         kind = match.lastgroup
@@ -64,10 +108,92 @@ def cause_key(message: str) -> str:
             return match.group(0)
         if kind == "idkv":
             return match.group("idkv") + "<id>"
-        return {"uuid": "<id>", "addr": "<addr>", "hex": "<hex>", "token": "<id>", "number": "N"}[kind or "number"]
+        if kind == "token" and _NAME.fullmatch(match.group(0)):
+            return match.group(0)
+        return {"uuid": "<id>", "addr": "<addr>", "hex": "<hex>", "token": "<id>", "bytes": "<bytes>",
+                "number": "N"}[kind or "number"]
 
-    message = _EXCEPTION_PREFIX.sub("", message)  # "ConnectionError: x" and "x" are one cause
+    message = _EXCEPTION_PREFIX.sub("", _cut_garbage(message))  # "ConnectionError: x" and "x" are one cause
     return _ASIDE.sub("", _VARYING.sub(replace, message)).strip()
+
+
+_WORD_TOKENS = re.compile(r"<\w+>|\w+|[^\w\s]")
+_VOWELS = re.compile(r"[aeiouy]", re.IGNORECASE)
+
+
+def _word_like(token: str) -> bool:
+    """Whether a token could be a word of prose (letters, vowels among them, no long consonant runs).  A rough
+    test, hand-written (no dictionary ships with Python): it only decides whether two different tokens at the same
+    place are told apart at once (both word-like) or only once the place has taken ``_Cause.VARYING_AFTER`` values."""
+    return bool(re.fullmatch(r"[A-Z]?[a-z]+", token)) and len(_VOWELS.findall(token)) * 5 >= len(token) and \
+        not re.search(r"[^aeiouy]{5,}|(.)\1\1|q(?!u)", token.lower())
+
+
+class _Cause:
+    """The cause last logged for one collector or source: the exception type and the tokens of its
+    :func:`cause_key`, where places seen to vary (a handle, a temporary name) become wildcards.
+
+    A new failure has the same cause when its type is the same and its tokens are the same but at up to
+    :data:`MAX_VARYING` places, each holding a word of 5 or more characters of similar length in both, where one of
+    the two does not look like prose (:func:`_word_like`), or where the place has already held
+    :data:`VARYING_AFTER` different words.  So ``session qzkxwvtp closed`` and ``session mwhrtbdk closed`` are one
+    cause; ``queue manager QM1 is stopping`` and ``... is starting`` two (until a third word turns up there).
+    When the text changes on every attempt all the same (:data:`CHANGES_LOGGED` new causes in a row), one line says
+    so and no new cause is logged until recovery: the status API and the error metric keep the current text."""
+
+    MAX_VARYING = 2
+    VARYING_AFTER = 3
+    CHANGES_LOGGED = 3
+    WILDCARD = "<*>"
+
+    def __init__(self, kind: str, key: str) -> None:
+        self.kind = kind
+        self.tokens = _WORD_TOKENS.findall(key)
+        self.seen: dict[int, set[str]] = {}  # place -> the different words it held
+        self.changes = 0  # new causes logged in a row (one per failed run)
+        self.quiet = False
+
+    def observe(self, kind: str, key: str) -> str:
+        """``"same"``, ``"new"`` (log it), ``"unsettled"`` (log that the text keeps changing) or ``"quiet"``."""
+        tokens = _WORD_TOKENS.findall(key)
+        same_shape = kind == self.kind and len(tokens) == len(self.tokens)
+        places = [i for i, (old, new) in enumerate(zip(self.tokens, tokens, strict=True))
+                  if old != new and old != self.WILDCARD] if same_shape else []
+        if same_shape and not places:
+            self.changes = 0
+            return "same"
+        if same_shape and len(tokens) >= 3 and len(places) <= self.MAX_VARYING and all(
+                _handle_pair(self.tokens[i], tokens[i]) for i in places):
+            for i in places:
+                self.seen.setdefault(i, {self.tokens[i]}).add(tokens[i])
+            if all(len(self.seen[i]) >= self.VARYING_AFTER or not (_word_like(self.tokens[i]) and _word_like(tokens[i]))
+                   for i in places):
+                for i in places:
+                    self.tokens[i] = self.WILDCARD
+                self.changes = 0
+                return "same"
+            wildcards = [i for i, token in enumerate(self.tokens) if token == self.WILDCARD]
+            self.tokens = tokens  # the same shape: the places' history stays
+            for i in wildcards:
+                self.tokens[i] = self.WILDCARD
+        else:
+            self.kind, self.tokens, self.seen = kind, tokens, {}
+        if self.quiet:
+            return "quiet"
+        self.changes += 1
+        if self.changes > self.CHANGES_LOGGED:
+            self.quiet = True
+            return "unsettled"
+        return "new"
+
+
+def _handle_pair(old: str, new: str) -> bool:
+    """Whether two different tokens at one place could both be a varying handle: words of 5 or more letters, digits
+    or ``_``, of similar length (or one of them a token :func:`cause_key` masked)."""
+    if "<id>" in (old, new):  # a random token the key masked, against one that looked like a name
+        return all(token == "<id>" or (len(token) >= 5 and re.fullmatch(r"\w+", token)) for token in (old, new))
+    return len(old) >= 5 and len(new) >= 5 and abs(len(old) - len(new)) <= 2 and \
+        re.fullmatch(r"\w+", old) is not None and re.fullmatch(r"\w+", new) is not None
 
 
 def _read_something(families: list[Metric], errors: dict[str, str]) -> bool:
@@ -92,8 +218,9 @@ class CollectorState:
     source_errors: dict[str, str] = field(default_factory=dict)
     version: int = 0  # bumped whenever `families` changes
     working: bool | None = None  # the last run succeeded and read at least one of its sources
-    logged_cause: str | None = None  # cause_key of the collector failure last logged (None: not failing)
-    logged_sources: dict[str, str] = field(default_factory=dict)  # source -> cause_key last logged
+    last_error_type: str = ""  # the exception type of the last failed run ("Overdue" for a timeout)
+    logged_cause: _Cause | None = None  # the collector failure last logged (None: not failing)
+    logged_sources: dict[str, _Cause] = field(default_factory=dict)  # source -> the failure last logged
 
     @property
     def name(self) -> str:
@@ -117,6 +244,9 @@ class CollectorState:
             "last_error": self.last_error,
             "source_errors": self.source_errors,
         }
+
+
+UNSETTLED = "the error text changes on every attempt: further changes are not logged until it recovers"
 
 
 def _names(sources: list[str], shown: int = 8) -> str:
@@ -194,10 +324,10 @@ class Scheduler:
         try:
             batch = self._calls[name](lambda: self._execute(collector), timeout)
         except Overdue as exc:
-            self._finish(state, None, str(exc), duration=timeout)
+            self._finish(state, None, str(exc), duration=timeout, kind="Overdue")
         except BaseException as exc:  # noqa: BLE001 - isolate anything a collector does
             message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self._finish(state, None, message, duration=time.monotonic() - started)
+            self._finish(state, None, message, duration=time.monotonic() - started, kind=type(exc).__name__)
         else:
             self._finish(state, batch, None, duration=time.monotonic() - started)
         self.exposition.prerender()
@@ -219,7 +349,8 @@ class Scheduler:
                         "run finished after its timeout; result discarded", elapsed)
         return late
 
-    def _finish(self, state: CollectorState, batch: MetricBatch | None, error: str | None, duration: float) -> None:
+    def _finish(self, state: CollectorState, batch: MetricBatch | None, error: str | None, duration: float,
+                kind: str = "") -> None:
         with self._lock:
             state.duration = duration
             if error is None and batch is not None:
@@ -237,6 +368,7 @@ class Scheduler:
                 state.families = []
                 state.series = 0
                 state.last_error = self._redact(error or "unknown error")
+                state.last_error_type = kind
             state.version += 1
             self._generation += 1
         self._log_changes(state, error is None and batch is not None)
@@ -245,28 +377,37 @@ class Scheduler:
         """One line per new cause: the collector's failure, the sources that fail for the same cause together;
         and one line on recovery.  A failure that goes on with the same cause is not logged again."""
         if not succeeded:
-            cause = cause_key(state.last_error or "")
-            if cause != state.logged_cause:
+            key = cause_key(state.last_error or "")
+            if state.logged_cause is None:
+                state.logged_cause = _Cause(state.last_error_type, key)
+                seen = "new"
+            else:
+                seen = state.logged_cause.observe(state.last_error_type, key)
+            if seen == "new":
                 log.warning("collector=%s msg=%r error=%r", state.name, "collection failed", state.last_error)
-                state.logged_cause = cause
+            elif seen == "unsettled":
+                log.warning("collector=%s msg=%r error=%r", state.name, UNSETTLED, state.last_error)
             return  # the sources' state is unknown after a failed run: keep what was logged
         if state.logged_cause is not None:
             log.info("collector=%s msg=%r", state.name, "collection recovered")
             state.logged_cause = None
-        new_causes: dict[str, list[str]] = {}
-        messages: dict[str, str] = {}
-        current: dict[str, str] = {}
+        new_causes: dict[tuple[str, str], list[str]] = {}
+        messages: dict[tuple[str, str], str] = {}
+        current: dict[str, _Cause] = {}
         for source, message in state.source_errors.items():
-            cause = cause_key(message)
-            current[source] = cause
-            if state.logged_sources.get(source) != cause:
-                new_causes.setdefault(cause, []).append(source)
-                messages.setdefault(cause, message)
+            key = cause_key(message)
+            cause = state.logged_sources.get(source)
+            seen = "new" if cause is None else cause.observe("", key)
+            current[source] = cause if cause is not None else _Cause("", key)
+            if seen in ("new", "unsettled"):
+                new_causes.setdefault((seen, key), []).append(source)
+                messages.setdefault((seen, key), message)
         recovered = sorted(set(state.logged_sources) - set(current))
         state.logged_sources = current
-        for cause, sources in new_causes.items():
+        for (seen, key), sources in new_causes.items():
+            what = "source failed" if len(sources) == 1 else f"{len(sources)} sources failed"
             log.warning("collector=%s sources=%s msg=%r error=%r", state.name, _names(sources),
-                        "source failed" if len(sources) == 1 else f"{len(sources)} sources failed", messages[cause])
+                        f"{what}; {UNSETTLED}" if seen == "unsettled" else what, messages[(seen, key)])
         if recovered:
             log.info("collector=%s sources=%s msg=%r", state.name, _names(recovered),
                      "source recovered" if len(recovered) == 1 else f"{len(recovered)} sources recovered")

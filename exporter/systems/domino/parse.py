@@ -35,7 +35,7 @@ MAX_NAME_LENGTH = 200
 # --- decoding ------------------------------------------------------------------------------------------------------
 
 
-def decode_output(data: bytes) -> str:
+def decode_output(data: bytes | bytearray) -> str:
     """Console output as text: UTF-8 where a line is valid UTF-8, else that line as Windows-1252 (a superset of
     Latin-1's printable characters: byte 0xA0 is a no-break space, 0xFF is ``ÿ``, which :func:`number_readings`
     accepts as a digit-group separator, since it is the no-break space of the DOS code pages 437/850).  The five
@@ -343,7 +343,7 @@ def _contradicts(configured: NumberFormat, shown: NumberFormat) -> bool:
         (configured.decimal is not None and configured.decimal == shown.grouping)
 
 
-def read_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> ShowStat:
+def read_show_stat(output: str | bytes | bytearray, number_format: NumberFormat = AUTO) -> ShowStat:
     """Parse ``show stat`` output (text, or bytes decoded by :func:`decode_output`).
 
     Handled line shape (leading and trailing blanks, tabs and CRLF endings tolerated)::
@@ -365,7 +365,7 @@ def read_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> S
     configuration is not trusted to decide a value with two readings either.  Otherwise it stays text; when it
     had readings it is listed in ``unresolved``.
     """
-    text = decode_output(output) if isinstance(output, bytes) else output
+    text = decode_output(output) if isinstance(output, (bytes, bytearray)) else output
     raw_values = _lines(text)
     readings = {name: number_readings(value) for name, value in raw_values.items()}
     contradicted = _contradicts(number_format, _infer(list(readings.values()), AUTO))
@@ -389,6 +389,6 @@ def read_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> S
     return result
 
 
-def parse_show_stat(output: str | bytes, number_format: NumberFormat = AUTO) -> dict[str, float | str]:
+def parse_show_stat(output: str | bytes | bytearray, number_format: NumberFormat = AUTO) -> dict[str, float | str]:
     """The values of :func:`read_show_stat`: statistic name to number or text, in output order."""
     return read_show_stat(output, number_format).values
