@@ -94,26 +94,27 @@ def test_two_databases_every_figure_labelled(fake_db):
     assert _v(samples, "redo_groups", database="opcdb", status="ACTIVE") == 2
     assert _v(samples, "redo_groups", database="opcdb", status="UNUSED") == 0  # zero-filled
     # waits (Decimal seconds; the ERP database has none: empty result, no series, query still fine)
-    assert _v(samples, "log_file_switch_waits_total", database="opcdb",
+    assert _v(samples, "log_file_switch_waits_total", inst_id="1", database="opcdb",
               event="log file switch (checkpoint incomplete)") == 1534
-    assert _v(samples, "log_file_switch_wait_seconds_total", database="opcdb",
+    assert _v(samples, "log_file_switch_wait_seconds_total", inst_id="1", database="opcdb",
               event="log file switch (checkpoint incomplete)") == pytest.approx(912.345678)
     assert not any(k[0] == "middleware_oracle_log_file_switch_waits_total" and ("database", "erp") in k[1]
                    for k in samples)
-    assert _v(samples, "sessions_waiting_log_file_switch", database="opcdb",
+    assert _v(samples, "sessions_waiting_log_file_switch", inst_id="1", database="opcdb",
               event="log file switch (checkpoint incomplete)") == 7
-    assert _v(samples, "sessions_waiting_log_file_switch", database="erp",
+    assert _v(samples, "sessions_waiting_log_file_switch", inst_id="1", database="erp",
               event="log file switch (archiving needed)") == 0
     # parameters: numbers as gauges, text as info (NULL numeric value: no gauge)
-    assert _v(samples, "parameter_value", database="opcdb", name="log_buffer") == 65536
-    assert ("middleware_oracle_parameter_value", (("database", "opcdb"), ("name", "filesystemio_options"))) \
-        not in samples
-    assert _v(samples, "parameter_info", database="opcdb", name="filesystemio_options", value="none",
+    assert _v(samples, "parameter_value", inst_id="1", database="opcdb", name="log_buffer") == 65536
+    assert ("middleware_oracle_parameter_value", (("database", "opcdb"), ("inst_id", "1"),
+                                                  ("name", "filesystemio_options"))) not in samples
+    assert _v(samples, "parameter_info", inst_id="1", database="opcdb", name="filesystemio_options", value="none",
               isdefault="TRUE") == 1
     # limits, NULL limit (unlimited) gives no limit series
-    assert _v(samples, "resource_current_utilization", database="erp", resource="processes") == 412
-    assert _v(samples, "resource_limit", database="opcdb", resource="sessions") == 170
-    assert ("middleware_oracle_resource_limit", (("database", "erp"), ("resource", "sessions"))) not in samples
+    assert _v(samples, "resource_current_utilization", inst_id="1", database="erp", resource="processes") == 412
+    assert _v(samples, "resource_limit", inst_id="1", database="opcdb", resource="sessions") == 170
+    assert ("middleware_oracle_resource_limit", (("database", "erp"), ("inst_id", "1"), ("resource", "sessions"))) \
+        not in samples
     # the guide checks
     ok = lambda db, check: _v(samples, "follows_guide", database=db, check=check)  # noqa: E731
     assert ok("opcdb", "redo_groups_per_thread") == 0 and ok("erp", "redo_groups_per_thread") == 1
@@ -164,7 +165,7 @@ def test_hanging_database_leaves_the_other_intact(fake_db):
     settings["databases"][1]["connect_timeout"] = "1s"
     started = time.monotonic()
     samples, batch = _collect(_collector(settings))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 25  # the 1 s connect timeout, not the 30 s hang (margin for a loaded machine)
     assert _v(samples, "up", database="erp") == 0
     assert _v(samples, "collect_success", database="erp") == 0
     assert _v(samples, "query_success", database="erp", query="redo_sequence") == 0
@@ -194,7 +195,7 @@ def test_ora_error_mid_scrape_and_dropped_connection_reconnect(fake_db, tmp_path
     shutil.copy(FIX / "db.yaml", fake_db)
     samples, batch = _collect(collector)
     assert _v(samples, "query_success", database="opcdb", query="log_file_switch_sessions") == 1
-    assert _v(samples, "resource_limit", database="opcdb", resource="processes") == 150
+    assert _v(samples, "resource_limit", inst_id="1", database="opcdb", resource="processes") == 150
     assert not any(key.startswith("opcdb") for key in batch.errors)
 
 
@@ -306,6 +307,12 @@ def test_exporter_process_with_two_databases(start_exporter, tmp_path):
     assert 'middleware_scrape_collector_success{collector="oracle"} 1.0' in text
     assert 'middleware_oracle_redo_log_switches_total{database="erp",thread="1"} 902211.0' in text
     assert 'middleware_oracle_redo_log_switches_total{database="opcdb",thread="1"} 48213.0' in text
+    assert ('middleware_oracle_log_file_switch_waits_total{database="opcdb",event="log file switch completion",'
+            'inst_id="1"} 220.0') in text
+    # the host's mount table (proc/1/mounts), not the exporter's own (proc/mounts)
+    assert "middleware_oracle_mount_table_success 1.0" in text
+    assert ('middleware_oracle_nfs_mount_follows_guide{database="opcdb",mountpoint="/u01/oradata",option="hard"} '
+            '1.0') in text
     result = subprocess.run([require_binary("promtool"), "check", "metrics"], input=body, capture_output=True,
                             timeout=60)
     assert result.returncode == 0 and not result.stdout.strip(), result.stdout.decode() + result.stderr.decode()
@@ -332,8 +339,119 @@ def test_missing_mount_table_skips_only_the_file_system_checks(fake_db, tmp_path
     collector = OracleCollector(OracleCollectorSettings.model_validate(_settings()), Context(procfs=str(empty)))
     samples, batch = _collect(collector)
     assert "cannot read the mount table" in batch.errors["mounts"]
+    assert _v(samples, "mount_table_success") == 0
     assert _v(samples, "up", database="opcdb") == 1
     assert not any(name == "middleware_oracle_nfs_mount_follows_guide" for name, _ in samples)
+
+
+def _file_systems(samples: dict, database: str = "opcdb") -> set[str]:
+    return {dict(labels)["mountpoint"] for (name, labels), _ in samples.items()
+            if name == "middleware_oracle_file_system_info" and dict(labels)["database"] == database}
+
+
+ALL_FILE_SYSTEMS = {"/u01/oradata", "/u02/redo", "/u03/arch log"}
+
+
+def test_file_checks_run_at_the_first_collection_on_a_young_clock(fake_db):
+    """time.monotonic() counts from boot: on a host, container or CI machine up for less than the 10-minute refresh
+    the file locations are looked up at the first run all the same, then again every 10 minutes."""
+    collector = _collector(_settings())
+    clock = [30.0]  # 30 s after boot
+    for db in collector.databases:
+        db.clock = lambda: clock[0]
+    samples, batch = _collect(collector)
+    assert _v(samples, "nfs_mount_follows_guide", database="opcdb", mountpoint="/u01/oradata", option="hard") == 1
+    assert _file_systems(samples) == ALL_FILE_SYSTEMS
+    # the files move: not looked up again within the 10 minutes, looked up once they have passed
+    _edit(fake_db, OPCDB, "FROM v$datafile", columns=["DIRECTORY"], rows=[["/u02/redo/OPCDB"]])
+    clock[0] = 30.0 + 599
+    samples, _ = _collect(collector)
+    assert _file_systems(samples) == ALL_FILE_SYSTEMS
+    clock[0] = 30.0 + 600
+    samples, _ = _collect(collector)
+    assert _file_systems(samples) == {"/u02/redo"}
+
+
+def test_nfs_checks_read_the_hosts_mount_table_not_the_exporters_own(fake_db, tmp_path):
+    """The chart's DaemonSet mounts the node's /proc at /host/proc: /host/proc/mounts is a link to self/mounts, the
+    exporter container's own mount table (tests/fixtures/oracle/proc/mounts: overlay root, no NFS). PID 1's table
+    (proc/1/mounts) is the host's."""
+    samples, batch = _collect(_collector(_settings()))
+    assert "mounts" not in batch.errors
+    assert _v(samples, "mount_table_success") == 1
+    assert _file_systems(samples) == ALL_FILE_SYSTEMS
+    assert _v(samples, "nfs_mount_follows_guide", database="opcdb", mountpoint="/u02/redo", option="hard") == 0
+    # PID 1's table unreadable (a /proc mounted with hidepid): the exporter's own is used, and that is said
+    own = tmp_path / "proc"
+    own.mkdir()
+    shutil.copy(FIX / "proc" / "mounts", own / "mounts")
+    collector = OracleCollector(OracleCollectorSettings.model_validate(_settings()), Context(procfs=str(own)))
+    samples, batch = _collect(collector)
+    assert _v(samples, "mount_table_success") == 0
+    assert batch.errors["mounts"].startswith(f"cannot read the host's mount table {own}/1/mounts: ")
+    assert f"read the exporter's own mount table {own}/mounts instead" in batch.errors["mounts"]
+    assert _file_systems(samples) == {"/"}
+    assert not any(name == "middleware_oracle_nfs_mount_follows_guide" for name, _ in samples)
+    assert _v(samples, "up", database="opcdb") == 1
+
+
+def _per_instance(samples: dict, metric: str, database: str = "opcdb") -> dict[tuple[str, str], float]:
+    return {(dict(labels)["inst_id"], dict(labels)["event"]): value for (name, labels), value in samples.items()
+            if name == f"middleware_oracle_{metric}" and dict(labels)["database"] == database}
+
+
+def test_a_reconnect_to_another_rac_instance_starts_new_series(fake_db):
+    """Through a RAC SCAN address a new session may land on another instance. V$SYSTEM_EVENT (like V$SESSION,
+    V$PARAMETER, V$RESOURCE_LIMIT, V$OSSTAT) describes that instance only and counts since it started: its series
+    carry inst_id, looked up on the query's own session, so the switch starts new series instead of making the old
+    ones jump (which rate() reads as a reset or a leap), and the old instance's series go."""
+    data = yaml.safe_load(fake_db.read_text())
+    # instance 2 started later and has waited less; its rows answer only sessions on instance 2
+    data["databases"][OPCDB]["queries"].insert(0, {
+        "match": "FROM v$system_event", "instance": 2, "columns": ["EVENT", "TOTAL_WAITS", "SECONDS_WAITED"],
+        "rows": [["log file switch (checkpoint incomplete)", 40, "decimal:12.5"]]})
+    fake_db.write_text(yaml.safe_dump(data))
+    collector = _collector(_settings())
+    samples, _ = _collect(collector)
+    assert _per_instance(samples, "log_file_switch_waits_total") == {
+        ("1", "log file switch (checkpoint incomplete)"): 1534, ("1", "log file switch completion"): 220}
+    # instance 1 goes away mid-run: its session breaks at the v$session query, the next session lands on instance 2
+    data = yaml.safe_load(fake_db.read_text())
+    data["databases"][OPCDB]["instance"] = 2
+    fake_db.write_text(yaml.safe_dump(data))
+    _edit(fake_db, OPCDB, "FROM v$session", error="ORA-03113: end-of-file on communication channel", drop=True)
+    samples, _ = _collect(collector)
+    assert _per_instance(samples, "log_file_switch_waits_total") == {  # read before the break, on instance 1
+        ("1", "log file switch (checkpoint incomplete)"): 1534, ("1", "log file switch completion"): 220}
+    assert _v(samples, "query_success", database="opcdb", query="log_file_switch_sessions") == 0
+    assert _v(samples, "parameter_value", inst_id="2", database="opcdb", name="log_buffer") == 65536  # after it
+    assert _v(samples, "host_cpus", inst_id="2", database="opcdb") == 4
+    # every query on instance 2 now: instance 1's series are gone, instance 2's are new series
+    _edit(fake_db, OPCDB, "FROM v$session", columns=["EVENT", "SESSIONS"], rows=[])
+    samples, batch = _collect(collector)
+    assert not any(key.startswith("opcdb") for key in batch.errors)
+    assert _per_instance(samples, "log_file_switch_waits_total") == {
+        ("2", "log file switch (checkpoint incomplete)"): 40}
+    assert _per_instance(samples, "log_file_switch_wait_seconds_total") == {
+        ("2", "log file switch (checkpoint incomplete)"): 12.5}
+    assert set(_per_instance(samples, "sessions_waiting_log_file_switch").values()) == {0}
+    assert {inst for inst, _ in _per_instance(samples, "sessions_waiting_log_file_switch")} == {"2"}
+    assert not any(("inst_id", "1") in labels and ("database", "opcdb") in labels for _, labels in samples)
+    # the database-wide series (v$thread, v$log) and the guide checks are not per instance and carry on unchanged
+    assert _v(samples, "redo_log_switches_total", database="opcdb", thread="1") == 48213
+    assert _v(samples, "follows_guide", database="opcdb", check="log_buffer") == 0
+
+
+def test_a_per_instance_query_cannot_name_a_column_inst_id(tmp_path):
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    path = tmp_path / "site.yaml"
+    path.write_text(yaml.safe_dump({"queries": [{
+        "name": "waits", "per_instance": True, "sql": "SELECT inst_id, event, total_waits FROM gv$system_event",
+        "metrics": [{"name": "middleware_oracle_site_waits", "help": "Waits.", "value": "total_waits",
+                     "labels": ["inst_id", "event"]}]}]}))
+    with pytest.raises(ValueError, match="cannot have a column label 'inst_id'; per_instance adds it"):
+        load_queries(path)
 
 
 # ---- pure parsing (parse.py) --------------------------------------------------------------------------------------
@@ -341,7 +459,7 @@ def test_mount_table_decodes_escapes_and_skips_short_lines():
     text = "/dev/sdb1 /u03/arch\\040log xfs rw,relatime 0 0\nbroken line\nf:/v\\134x /u01 nfs hard,vers=3 0 0\n"
     assert parse_mounts(text) == [Mount("/dev/sdb1", "/u03/arch log", "xfs", "rw,relatime"),
                                   Mount("f:/v\\x", "/u01", "nfs", "hard,vers=3")]
-    assert parse_mounts((FIX / "proc" / "mounts").read_text())[2].mountpoint == "/u01/oradata"
+    assert parse_mounts((FIX / "proc" / "1" / "mounts").read_text())[2].mountpoint == "/u01/oradata"
 
 
 def test_mount_options():
@@ -474,9 +592,9 @@ def test_check_config_fails_naming_the_check_a_site_queries_file_drops(tmp_path)
 
 # ---- the per-database fan-out (core.fanout) ----------------------------------------------------------------------
 def test_a_database_deadline_is_its_budget_capped_by_the_collector_timeout():
-    # the budget: connect 10 s + 9 queries x 5 s + 2 x 5 s for the file-location lookup + 2 x 5 s for the heap
-    # warnings (the view's start and its rows) = 75 s
+    # the budget: connect 10 s + 9 queries x 5 s + 5 instance lookups x 5 s (the per_instance queries) + 2 x 5 s
+    # for the file-location lookup + 2 x 5 s for the heap warnings (the view's start and its rows) = 100 s
     short = _collector(_settings(timeout="30s"))
     assert [db.deadline for db in short.databases] == [target_limit(30.0)] * 2 == [28.0, 28.0]
     long = _collector(_settings(interval="300s", timeout="300s"))
-    assert [db.deadline for db in long.databases] == [75.0, 75.0]
+    assert [db.deadline for db in long.databases] == [100.0, 100.0]

@@ -13,7 +13,7 @@ from sqlglot import exp  # noqa: E402
 
 from exporter.systems.oracle.collector import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
 from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSettings, view_sql  # noqa: E402
-from exporter.systems.oracle.querymetrics import load_queries  # noqa: E402
+from exporter.systems.oracle.querymetrics import INSTANCE_SQL, load_queries  # noqa: E402
 
 SYSTEMS = Path(__file__).resolve().parent.parent / "exporter" / "systems"
 
@@ -126,6 +126,7 @@ def problems(sql: str) -> list[str]:
 def _shipped() -> list[tuple[str, str]]:
     statements = [("oracle/collector.py:FILE_DIRECTORIES_SQL", FILE_DIRECTORIES_SQL),
                   ("oracle/collector.py:HOST_NAME_SQL", HOST_NAME_SQL),
+                  ("oracle/querymetrics.py:INSTANCE_SQL", INSTANCE_SQL),
                   ("oracle/heapwarnings.py:START_SQL", START_SQL),
                   ("oracle/heapwarnings.py:view_sql", view_sql(HeapWarningSettings())),
                   ("oracle/heapwarnings.py:view_sql(11g)", view_sql(HeapWarningSettings(con_id_column=False)))]

@@ -31,10 +31,15 @@ local utils = import '../lib/utils.libsonnet';
               source: 'operational rule, not from the guides (none)',
             },
           },
+          // The switches of the last hour are the increase of the log sequence (v$thread), a counter: unlike
+          // middleware_oracle_redo_log_switches_last_hour, which compares local DATEs and counts up to two hours in
+          // the hour repeated when daylight saving ends (and too few in the hour skipped in spring), it does not
+          // depend on the database's clock. increase() extrapolates to the window's edges (13.2 for 13 switches), so
+          // the count is rounded before it is compared; it needs an hour of samples to reach the full count.
           {
             alert: 'MiddlewareOracleRedoSwitchesHigh',
             expr: |||
-              middleware_oracle_redo_log_switches_last_hour{%(middlewareSelector)s}
+              round(increase(middleware_oracle_redo_log_switches_total{%(middlewareSelector)s}[1h]))
                 > on () group_left () middleware:threshold:oracle_redo_switches_per_hour
             ||| % $._config,
             'for': '30m',
@@ -66,8 +71,9 @@ local utils = import '../lib/utils.libsonnet';
             annotations: {
               summary: 'Oracle sessions wait for redo log switches.',
               description: utils.fold(|||
-                Sessions of database {{ $labels.database }} ({{ $labels.instance }}) have spent {{ $value | printf
-                "%.2f" }} s per second waiting on '{{ $labels.event }}' for 15 minutes, above the threshold of {{
+                Sessions of database {{ $labels.database }}{{ with $labels.inst_id }} instance {{ . }}{{ end }} ({{
+                $labels.instance }}) have spent {{ $value | printf "%.2f" }} s per second waiting on '{{
+                $labels.event }}' for 15 minutes, above the threshold of {{
                 with query "middleware:threshold:oracle_log_file_switch_wait_seconds_per_second" }}{{ . | first |
                 value | printf "%.2f" }}{{ end }} s/s. Commits stall until the next redo log group can be used.
               |||),
@@ -82,6 +88,8 @@ local utils = import '../lib/utils.libsonnet';
           // The counter (v$system_event) catches every wait between two collections; the gauge of sessions waiting
           // now (middleware_oracle_sessions_waiting_log_file_switch) is a snapshot once a minute and would rarely
           // stay above 0 at every evaluation for 15 minutes. It is in the runbook for confirmation.
+          // v$system_event counts since the instance started: the series carry inst_id, so a reconnect through a
+          // RAC SCAN address to another instance starts new series (rate() sees no reset) and the old ones go stale.
           {
             alert: 'MiddlewareOracleRedoLayoutBelowGuide',
             expr: |||
@@ -229,10 +237,12 @@ local utils = import '../lib/utils.libsonnet';
             annotations: {
               summary: 'Oracle processes or sessions close to their limit.',
               description: utils.fold(|||
-                Database {{ $labels.database }} ({{ $labels.instance }}) uses {{ $value | humanizePercentage }} of
-                its {{ $labels.resource }} limit {{- with printf
-                "middleware_oracle_resource_limit{instance='%s',database='%s',resource='%s'}" $labels.instance
-                $labels.database $labels.resource | query }} of {{ . | first | value | printf "%.0f" }}{{ end }},
+                Database {{ $labels.database }}{{ with $labels.inst_id }} instance {{ . }}{{ end }} ({{
+                $labels.instance }}) uses {{ $value | humanizePercentage }} of its {{ $labels.resource }} limit {{-
+                with printf
+                "middleware_oracle_resource_limit{instance='%s',database='%s',inst_id='%s',resource='%s'}"
+                $labels.instance $labels.database $labels.inst_id $labels.resource | query }} of {{ . | first |
+                value | printf "%.0f" }}{{ end }},
                 above the threshold of {{ with query "middleware:threshold:oracle_resource_utilization_ratio" }}{{ .
                 | first | value | humanizePercentage }}{{ end }}. At the limit new connections fail (ORA-00020 for
                 processes, ORA-00018 for sessions).

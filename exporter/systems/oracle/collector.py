@@ -49,7 +49,11 @@ COLLECT_SUCCESS = MetricSpec(f"{P}_collect_success", "gauge", "1 if the database
                              ("database",))
 COLLECT_DURATION = MetricSpec(f"{P}_collect_duration_seconds", "gauge", "Time spent reading the database in the "
                               "last run.", ("database",))
-BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, *checks.SPECS, *heapwarnings.SPECS]
+MOUNT_TABLE_SUCCESS = MetricSpec(f"{P}_mount_table_success", "gauge", "1 if the host's mount table (<procfs>/1/mounts) "
+                                 "was read for the file-system checks (ORA-NFS); 0 if they fell back to the "
+                                 "exporter's own, which in a container is not the host's, or had none (source error "
+                                 "'mounts'). Absent while no database has local files.")
+BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, MOUNT_TABLE_SUCCESS, *checks.SPECS, *heapwarnings.SPECS]
 
 
 class DatabaseEntry(OracleSettings):
@@ -104,7 +108,8 @@ class _Database(Target):
     def __init__(self, entry: DatabaseEntry, queries: list[QuerySpec], collector_timeout: float) -> None:
         from .querymetrics import QueryRunner
 
-        query_time = sum(q.timeout or entry.query_timeout for q in queries)
+        # a per_instance query is two calls, each with the query's timeout: the instance lookup, then the query
+        query_time = sum((q.timeout or entry.query_timeout) * (2 if q.per_instance else 1) for q in queries)
         self.heap = HeapWarningSource(entry.name, entry.heap_warnings, entry.query_timeout)
         heap_time = 2 * self.heap.timeout if self.heap.enabled else 0.0  # the view's start and rows, or the file
         budget = entry.connect_timeout + query_time + 2 * entry.query_timeout + heap_time  # 2: file locations
@@ -114,7 +119,11 @@ class _Database(Target):
         self.runner = QueryRunner(queries, prefix=f"{P}_query", const_labels={"database": entry.name},
                                   allowed_prefix=f"{P}_")
         self.directories: list[str] | None = list(entry.data_paths) if entry.data_paths else None
-        self.files_checked = 0.0
+        # When the file locations were last looked up; None: never, so the first run looks them up whatever the
+        # clock reads (time.monotonic() counts from boot: a host, container or CI machine up for less than
+        # FILES_REFRESH_SECONDS would otherwise skip the NFS checks until then).
+        self.files_checked: float | None = None
+        self.clock = time.monotonic
         self.local: bool | None = {"yes": True, "no": False}.get(entry.local_files)
 
     def read(self) -> str | None:
@@ -125,8 +134,9 @@ class _Database(Target):
         self.runner.run(self.client)
         if self.heap.kind == "view":
             self.heap.read(self.client)
-        now = time.monotonic()
-        if not self.client.up or self.entry.data_paths or now - self.files_checked < FILES_REFRESH_SECONDS:
+        now = self.clock()
+        if not self.client.up or self.entry.data_paths or (
+                self.files_checked is not None and now - self.files_checked < FILES_REFRESH_SECONDS):
             return None
         try:
             with self.client.session() as conn:
@@ -142,12 +152,28 @@ class _Database(Target):
         return None
 
 
-def _read_mounts(procfs: str) -> list[Mount]:
+def _read_mounts(procfs: str) -> tuple[list[Mount], bool, str | None]:
+    """The host's mount table: (mounts, whether they are the host's, the problem if not).
+
+    ``<procfs>/mounts`` is a link to ``self/mounts``, the mount namespace of the process reading it: in a container
+    (the chart's DaemonSet mounts the node's /proc at /host/proc) that is the container's, without the host's NFS
+    mounts, and under systemd's ProtectSystem a private copy.  PID 1's table is the host's; the file is world-readable
+    and needs no capability (only a /proc mounted with hidepid hides it).  Without it, the exporter's own table is
+    used and the problem is said (source error and ``middleware_oracle_mount_table_success 0``); without either, no
+    mounts (the file-system checks are skipped, not the rest)."""
+    host = os.path.join(procfs, "1", "mounts")
     try:
-        text = read_text(os.path.join(procfs, "mounts"))
-    except OSError:
-        text = read_text(os.path.join(procfs, "self", "mounts"))
-    return parse_mounts(text)
+        return parse_mounts(read_text(host)), True, None
+    except OSError as exc:
+        problem = f"cannot read the host's mount table {host}: {exc.strerror or exc}"
+    for own in (os.path.join(procfs, "mounts"), os.path.join(procfs, "self", "mounts")):
+        try:
+            text = read_text(own)
+        except OSError:
+            continue
+        return parse_mounts(text), False, (f"{problem}; the file-system checks read the exporter's own mount table "
+                                           f"{own} instead, which in a container is not the host's")
+    return [], False, f"cannot read the mount table ({problem}, nor the exporter's own): file-system checks skipped"
 
 
 class OracleCollector(Collector):
@@ -192,11 +218,10 @@ class OracleCollector(Collector):
         mounts: list[Mount] | None = None
         for db in self.databases:
             if db.local and db.directories and mounts is None:
-                try:
-                    mounts = _read_mounts(self.context.procfs)
-                except OSError as exc:  # no mount table here: the file-system checks are skipped, not the rest
-                    mounts = []
-                    batch.note_error("mounts", f"cannot read the mount table: {exc.strerror or exc}")
+                mounts, host_table, problem = _read_mounts(self.context.procfs)
+                MOUNT_TABLE_SUCCESS.add(batch, 1 if host_table else 0)
+                if problem:
+                    batch.note_error("mounts", problem)
             self._emit(db, batch, mounts or [])
 
     def _emit(self, db: _Database, batch: MetricBatch, mounts: list[Mount]) -> None:

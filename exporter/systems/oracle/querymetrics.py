@@ -20,6 +20,14 @@ from ...core.metrics import LABEL_NAME_RE, MetricBatch, MetricSpec
 from ...core.settings import Duration, StrictModel
 from .client import DatabaseUnavailable, OracleClient, error_text
 
+# The label of per-instance metrics (RAC): the instance number, as GV$ views name it (INST_ID) and as Oracle's own
+# exporter (oracle-db-appdev-monitoring) labels its per-instance metrics.  Not `instance`: Prometheus uses that for
+# the scrape target.
+INSTANCE_LABEL = "inst_id"
+# The instance the session runs on: SYS_CONTEXT needs no grant, and USERENV's INSTANCE is the number V$INSTANCE
+# calls INSTANCE_NUMBER (1 on a single-instance database).
+INSTANCE_SQL = "SELECT SYS_CONTEXT('USERENV', 'INSTANCE') AS inst_id FROM dual"
+
 
 class MetricColumn(StrictModel):
     name: str
@@ -58,7 +66,19 @@ class QuerySpec(StrictModel):
     interval: Duration | None = None
     params: dict[str, int | float | str] = Field(default_factory=dict)
     zero_fill: dict[str, list[str]] = Field(default_factory=dict)
+    # The rows describe the instance the session is on (V$SYSTEM_EVENT, V$SESSION, V$PARAMETER, ...), not the
+    # database: every metric gets the instance number as `inst_id`, looked up on the same session.
+    per_instance: bool = False
     metrics: list[MetricColumn] = Field(..., min_length=1)
+
+    @model_validator(mode="after")
+    def _instance_label_free(self) -> "QuerySpec":
+        if self.per_instance:
+            for metric in self.metrics:
+                if INSTANCE_LABEL in metric.labels:
+                    raise ValueError(f"query {self.name}: {metric.name} cannot have a column label "
+                                     f"{INSTANCE_LABEL!r}; per_instance adds it")
+        return self
 
     @model_validator(mode="after")
     def _zero_fill_labels(self) -> "QuerySpec":
@@ -158,8 +178,9 @@ class QueryRunner:
                        const + ("query",)),
         ]
         for query in self.queries:
+            instance = (INSTANCE_LABEL,) if query.per_instance else ()
             for metric in query.metrics:
-                labels = const if metric.type == "info" else const + tuple(metric.labels)
+                labels = const + instance + (() if metric.type == "info" else tuple(metric.labels))
                 specs.append(MetricSpec(metric.name, metric.type, metric.help, labels, f"query `{query.name}`"))
         return specs
 
@@ -170,7 +191,11 @@ class QueryRunner:
                 binds[key] = self.params[key]
         return binds
 
-    def _convert(self, query: QuerySpec, columns: list[str], rows: list[tuple]) -> list[tuple[str, float, dict]]:
+    def _convert(self, query: QuerySpec, columns: list[str], rows: list[tuple],
+                 instance: dict[str, str] | None = None) -> list[tuple[str, float, dict]]:
+        """The samples of a result; ``instance`` ({"inst_id": "2"}, per_instance queries) joins every sample's labels,
+        so that a sample and its instance are kept (and replaced) together."""
+        instance = instance or {}
         index = {name: i for i, name in enumerate(columns)}
         samples: list[tuple[str, float, dict[str, str]]] = []
         for metric in query.metrics:
@@ -191,12 +216,12 @@ class QueryRunner:
                     continue
                 if metric.type == "counter" and (value < 0 or math.isnan(value)):
                     raise ValueError(f"{metric.name}: counter value {value} is negative")
-                samples.append((metric.name, value, labels))
+                samples.append((metric.name, value, {**labels, **instance}))
             for label, values in query.zero_fill.items():
                 label = label.lower()
                 for wanted in values:
                     if (wanted,) not in seen:
-                        samples.append((metric.name, 0.0, {label: wanted}))
+                        samples.append((metric.name, 0.0, {label: wanted, **instance}))
         return samples
 
     def due(self, query: QuerySpec) -> bool:
@@ -220,8 +245,10 @@ class QueryRunner:
             state.last_run = self._clock()
             try:
                 with client.session() as conn:
+                    # on the query's own session: through a RAC SCAN address, the next session may be elsewhere
+                    instance = self._instance(client, conn, query) if query.per_instance else {}
                     result = client.query(conn, query.sql, self._bind(query), query.timeout)
-                state.samples = self._convert(query, result.columns, result.rows)
+                state.samples = self._convert(query, result.columns, result.rows, instance)
                 state.success, state.error = True, None
             except DatabaseUnavailable as exc:
                 for pending in due[position:]:
@@ -235,6 +262,14 @@ class QueryRunner:
                                   f"{state.error}"
             state.duration = time.monotonic() - started
             state.pending = False
+
+    @staticmethod
+    def _instance(client: OracleClient, conn: Any, query: QuerySpec) -> dict[str, str]:
+        rows = client.query(conn, INSTANCE_SQL, timeout=query.timeout).rows
+        number = str(rows[0][0]).strip() if rows and rows[0] and rows[0][0] is not None else ""
+        if not number:
+            raise ValueError("the session's instance number (SYS_CONTEXT('USERENV', 'INSTANCE')) is empty")
+        return {INSTANCE_LABEL: number}
 
     def fail_due(self, error: str) -> None:
         """Mark the queries of an abandoned run that had not finished as failed."""
@@ -257,8 +292,10 @@ class QueryRunner:
             batch.add(f"{self.prefix}_success", 1 if state.success else 0, query=query.name, **self.const_labels)
             batch.add(f"{self.prefix}_duration_seconds", state.duration, query=query.name, **self.const_labels)
             for name, value, labels in state.samples:
-                if name in self._info:
-                    batch.add_info(name, labels, **self.const_labels)
+                if name in self._info:  # the declared labels apart, every label is the info's
+                    declared = {INSTANCE_LABEL: labels[INSTANCE_LABEL]} if query.per_instance else {}
+                    info = {k: v for k, v in labels.items() if k not in declared}
+                    batch.add_info(name, info, **self.const_labels, **declared)
                 else:
                     batch.add(name, value, **labels, **self.const_labels)
         for query in self.queries:

@@ -17,8 +17,18 @@ YAML fixture named by $FAKE_ORACLEDB_FIXTURE, read on every call so that a test 
       - match: v$session
         error: "ORA-03113: end-of-file on communication channel"
         drop: true                           # the session is gone: every later call on it fails (DPY-1001)
+      - match: v$system_event
+        instance: 2                          # optional: answers only sessions on that instance (below)
+        columns: [EVENT, TOTAL_WAITS, SECONDS_WAITED]
+        rows: [["log file switch completion", 3, 1]]
+    instance: 2                              # optional (default 1): the RAC instance a new session lands on
     databases:                               # optional: per-dsn sections with the keys above
       "dbhost:1521/orcl": {queries: [...]}
+
+Like every Oracle database, the stand-in answers SYS_CONTEXT('USERENV', 'INSTANCE') (no grant needed) before any
+fixture entry: with the instance number the session was opened on, which stays with the session as on a real
+instance; a fixture that changes `instance` moves only the sessions opened after the change (a reconnect through a
+SCAN address landing elsewhere).
 
 A row value "@hostname" is replaced by this machine's host name.  Before any fixture is consulted, every statement
 is type-checked against the column types in schema.yaml (sqltypes.py): comparing a NUMBER column with a DATE fails
@@ -87,6 +97,9 @@ def _log(line: str) -> None:
             handle.write(line + "\n")
 
 
+_INSTANCE_LOOKUP = "SYS_CONTEXT('USERENV', 'INSTANCE')"
+
+
 class Cursor:
     def __init__(self, conn: "Connection") -> None:
         self._conn = conn
@@ -102,7 +115,13 @@ class Cursor:
             sqltypes.check(sql, params)  # Oracle refuses a NUMBER compared with a DATE before it reads any row
         except sqltypes.TypeMismatch as exc:
             raise DatabaseError(str(exc)) from None
+        if _INSTANCE_LOOKUP in " ".join(sql.upper().split()):
+            self.description = [("INST_ID", None, None, None, None, None, True)]
+            self._rows = [(str(self._conn.instance),)]  # VARCHAR2, as SYS_CONTEXT returns it
+            return
         for entry in _fixture(self._conn.dsn).get("queries", []):
+            if "instance" in entry and int(entry["instance"]) != self._conn.instance:
+                continue  # the rows of another RAC instance's V$ view
             if entry["match"].lower() in sql.lower():
                 break
         else:
@@ -142,8 +161,9 @@ class Cursor:
 
 
 class Connection:
-    def __init__(self, dsn: str = "") -> None:
+    def __init__(self, dsn: str = "", instance: int = 1) -> None:
         self.dsn = dsn
+        self.instance = instance
         self.call_timeout = 0
         self.broken = False
 
@@ -167,7 +187,7 @@ def connect(user: str, password: str, dsn: str, **kwargs) -> Connection:
         raise DatabaseError(fixture["login_error"])
     if fixture.get("connect_error"):
         raise OperationalError(fixture["connect_error"])
-    return Connection(dsn)
+    return Connection(dsn, int(fixture.get("instance", 1)))
 
 
 class ConnectParams:  # marks the module as python-oracledb (thin-mode keyword arguments accepted)
