@@ -6,11 +6,15 @@ each one comes from; tests/fixtures/host_text/ holds the invented awkward cases)
 
 from __future__ import annotations
 
+import json
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
 from exporter.systems.host import textparse as tp
@@ -137,6 +141,24 @@ def test_aix_iostat_D_blocks_suffixes_and_the_last_report():
                                   "service_time": approx(0.0049), "await": approx(0.0049)}
 
 
+def test_aix_iostat_DRTl_one_row_per_disk_two_header_lines_and_the_time_last():
+    """AIX ``iostat -DRTl`` (long listing): the column names stand over two lines ("%tm" over "act", "avg" over
+    "serv"), a row per disk with the time last; was "nothing recognised"."""
+    r = tp.parse_iostat(read(REAL / "aix_iostat_DRTl.txt"))
+    assert r.platform == "aix" and r.samples == 2 and not r.since_boot_only and r.problem is None
+    # second report: hdisk1  79.0 164.1M 626.0 164.1M 0.0 | rps 626.0 avgserv 1.3 ... | wps 0.0 avgserv 0.0 ...
+    #                | avgtime 0.0 ... avgwqsz 0.0 avgsqsz 0.0 sqfull 0.0 | 11:44:32
+    assert r.disks["hdisk1"] == {"util": approx(0.79), "iops": 626.0, "service_time": approx(0.0013),
+                                 "await": approx(0.0013), "queue": 0.0}
+    assert r.disks["hdisk0"] == {"util": 0.0, "iops": 0.0, "queue": 0.0}  # idle: no service time to speak of
+    columns = tp._aix_long_header(*read(REAL / "aix_iostat_DRTl.txt").splitlines()[2:4])
+    assert columns[:2] == ["xfer.%tm_act", "xfer.bps"] and columns[6] == "read.avgserv"
+    assert columns[-6:] == ["queue.avgtime", "queue.mintime", "queue.maxtime", "queue.avgwqsz", "queue.avgsqsz",
+                            "queue.sqfull"]
+    first = tp.parse_iostat("\n".join(read(REAL / "aix_iostat_DRTl.txt").splitlines()[:8]))
+    assert first.since_boot_only and first.disks["hdisk1"]["util"] == approx(0.60)  # the first report alone
+
+
 def test_aix_time_suffixes():
     assert tp._aix_number("1.5S", time=True) == 1500.0
     assert tp._aix_number("16.4K", time=False) == approx(16400.0)
@@ -223,6 +245,59 @@ def test_invented_garbage_keeps_the_one_good_row():
     assert r.disks["disk7"]["service_time"] == approx(0.004)
     v = tp.parse_vmstat(read(INVENTED / "garbage_and_errors.txt"))
     assert v.samples == 0  # "--" is not a number; us 150 is not a share
+
+
+# ---- long outputs: the end is what matters -----------------------------------------------------------------------
+def _long_sar(repeats: int, average: bool = True) -> str:
+    """The genuine sysstat capture with its first interval (CPU, paging and disk blocks) repeated ``repeats`` times
+    before the other two and the Average blocks: the output of a long ``sar -u -d -B 1 N``."""
+    text = read(REAL / "linux_sysstat_sar_udB.txt")
+    first = text.index("02:47:35        CPU")
+    second = text.index("02:47:36        CPU")
+    averages = text.index("Average:")
+    return text[:first] + text[first:second] * repeats + text[second:averages] + (text[averages:] if average else "")
+
+
+def test_a_long_sar_is_read_from_its_average_block_not_from_a_middle_interval():
+    text = _long_sar(2500)  # 22,500 lines: the Average block was past the lines kept, a middle interval was read
+    assert text.count("\n") > 20_000
+    r = tp.parse_sar(text)
+    # Average:  all  24.17  0.00  1.67  0.00  0.67  73.50 (the repeated first interval has %user 0.00)
+    assert r.cpu["user"] == approx(0.2417) and r.cpu["idle"] == approx(0.735)
+    assert r.disks["vda"] == {"iops": approx(13.33), "queue": approx(0.01), "await": approx(0.00053), "util": 0.0}
+    assert r.page_scan_rate == 0.0 and r.problem is None
+
+
+def test_a_long_sar_without_its_average_block_in_the_part_read_says_so():
+    r = tp.parse_sar(_long_sar(2500, average=False))
+    assert r.problem is not None and "Average block" in r.problem and "smaller count" in r.problem
+    short = tp.parse_sar(_long_sar(3, average=False))  # all of it read: its last interval is the reading
+    assert short.problem is None and short.cpu["user"] == approx(0.485)
+
+
+def test_a_long_iostat_and_vmstat_are_read_from_their_last_report():
+    text = read(REAL / "linux_sysstat_iostat_x.txt")
+    second = text.index("avg-cpu", text.index("avg-cpu") + 1)
+    long_iostat = text[:second] * 1000 + text[second:]  # the since-boot report 1,000 times, then the last one
+    r = tp.parse_iostat(long_iostat)
+    assert r.problem is None and r.cpu["idle"] == approx(0.6439) and r.disks["vda"]["iops"] == 5
+    vda = next(line for line in text.splitlines() if line.startswith("vda"))
+    many = [vda.replace("vda", f"vd{i}", 1) for i in range(tp.TAIL_LINES)]  # a last report longer than the tail
+    cut = tp.parse_iostat(text[:second] * 100 + text[second:] + "\n".join(many) + "\n")
+    assert cut.problem is not None and "last report" in cut.problem  # said, not a guess from a partial report
+    vmstat = read(REAL / "linux_procps_vmstat.txt").splitlines()
+    r = tp.parse_vmstat("\n".join(vmstat[:3] + vmstat[2:3] * 30000 + vmstat[3:]))
+    assert r.cpu["user"] == approx(0.48) and r.problem is None  # the genuine last row, after 30,000 others
+
+
+def test_a_long_aix_iostat_DRTl_keeps_the_last_report():
+    lines = read(REAL / "aix_iostat_DRTl.txt").splitlines()
+    text = "\n".join(lines[:8] + lines[4:8] * 4000 + lines[7:])  # 4,000 more reports like the first, then the last
+    r = tp.parse_iostat(text)
+    assert r.problem is None and r.disks["hdisk1"]["util"] == approx(0.79) and not r.since_boot_only
+    many = [lines[9].replace("hdisk1", f"hdisk{i}", 1) for i in range(2, tp.MAX_LINES + 2)]
+    cut = tp.parse_iostat("\n".join(lines + many))  # a last report longer than the tail
+    assert cut.problem is not None and "last report" in cut.problem
 
 
 def test_one_bad_line_loses_nothing_and_nothing_raises():
@@ -326,6 +401,69 @@ def test_output_nothing_recognised_is_an_error(tmp_path):
     samples, batch = collect(c)
     assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == 0
     assert "nothing recognised" in batch.errors["sar"] and "can't open" in batch.errors["sar"]
+
+
+def test_collector_fails_the_source_of_a_long_sar_without_its_average_block(tmp_path):
+    whole, cut = tmp_path / "sar-whole.txt", tmp_path / "sar-cut.txt"
+    whole.write_text(_long_sar(2500))
+    cut.write_text(_long_sar(2500, average=False))
+    samples, batch = collect(_collector(tmp_path, sar=["cat", str(whole)], vmstat=[]))
+    assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == 1
+    assert samples[("middleware_host_cpu_mode_ratio", (("mode", "user"), ("target", "")))] == approx(0.2417)
+    samples, batch = collect(_collector(tmp_path, sar=["cat", str(cut)], vmstat=[]))
+    assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == 0
+    assert "Average block" in batch.errors["sar"]
+    assert not any(name == "middleware_host_cpu_mode_ratio" for name, _ in samples)  # no middle interval instead
+
+
+def test_collector_fails_the_source_of_an_output_cut_at_the_runner_cap(tmp_path):
+    flood = tmp_path / "sar-flood.txt"
+    flood.write_text(_long_sar(8000))  # over the 4 MiB the runner keeps: the Average block is in what it dropped
+    assert flood.stat().st_size > 4 * 1024 * 1024
+    samples, batch = collect(_collector(tmp_path, sar=["cat", str(flood)], vmstat=[]))
+    assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == 0
+    assert "4 MiB" in batch.errors["sar"] and "was cut" in batch.errors["sar"]
+    assert not any(name == "middleware_host_cpu_mode_ratio" for name, _ in samples)
+
+
+def test_collector_reads_aix_iostat_DRTl(tmp_path):
+    c = _collector(tmp_path, sar=[], vmstat=[], iostat=_cat("aix_iostat_DRTl.txt"), target="aix1")
+    samples, batch = collect(c)
+    assert batch.errors == {}
+    assert samples[("middleware_host_text_source_success", (("source", "iostat"),))] == 1
+    t = ("target", "aix1")
+    assert samples[("middleware_host_disk_util_ratio", (("device", "hdisk1"), t))] == approx(0.79)
+    assert samples[("middleware_host_disk_service_time_seconds", (("device", "hdisk1"), t))] == approx(0.0013)
+
+
+@pytest.mark.integration
+def test_exporter_process_reports_the_average_of_a_long_sar_and_fails_a_cut_one(tmp_path, start_exporter):
+    whole, cut = tmp_path / "sar-whole.txt", tmp_path / "sar-cut.txt"
+    whole.write_text(_long_sar(2500))
+    cut.write_text(_long_sar(2500, average=False))
+    for path, expected in ((whole, 1.0), (cut, 0.0)):
+        config = yaml.safe_dump({"collectors": {"process": {"enabled": False}, "host": {
+            "backend": "text", "interval": "60s", "timeout": "20s",
+            "text": {"sar": ["cat", str(path)], "vmstat": [], "command_timeout": "15s"}}}})
+        exporter = start_exporter(config=config, wait_ready=False)  # a failing only source: never ready
+        deadline = time.monotonic() + 60  # a backstop: the first run takes well under a second
+        samples: dict = {}
+        while ("middleware_host_text_source_success", (("source", "sar"),)) not in samples:
+            assert time.monotonic() < deadline, exporter.log()
+            time.sleep(0.1)
+            status, _, body = exporter.get("/metrics")
+            assert status == 200
+            samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                       for family in text_string_to_metric_families(body.decode()) for s in family.samples}
+        assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == expected
+        user = samples.get(("middleware_host_cpu_mode_ratio", (("mode", "user"), ("target", ""))))
+        assert user == (approx(0.2417) if expected else None)  # the Average, or nothing: never a middle interval
+        host = next(c for c in json.loads(exporter.get("/api/v1/collectors")[2]) if c["name"] == "host")
+        if expected:
+            assert host["source_errors"] == {}
+        else:  # the metric, the status API and the log agree, and say why
+            assert "Average block" in host["source_errors"]["sar"]
+            assert host["source_errors"]["sar"] in exporter.log()
 
 
 def test_command_timeout_must_be_shorter_than_timeout():

@@ -66,6 +66,33 @@ def test_cpu_list_ranges_are_bounded_and_bad_parts_skipped():
     assert parse_cpu_list("8190-8191") == {8190, 8191}
 
 
+def test_cpu_list_work_does_not_grow_with_repeated_ranges_or_parts(monkeypatch):
+    """An 878 KB list of repeated ranges took seconds to minutes: each part added its whole range to the set again.
+    Counted, not timed: the CPUs walked (the lengths of the ranges the parser makes) stay under MAX_CPU however
+    often a range repeats, and the numbers converted stay under two per part read, at most MAX_PARTS parts."""
+    from exporter.systems.vhi import parse as vhi
+
+    walked, converted = [0], [0]
+
+    def counting_range(*args):
+        made = range(*args)
+        walked[0] += len(made)
+        return made
+
+    def counting_int(*args):
+        converted[0] += 1
+        return int(*args)
+
+    monkeypatch.setattr(vhi, "range", counting_range, raising=False)
+    monkeypatch.setattr(vhi, "int", counting_int, raising=False)
+    assert parse_cpu_list(",".join(["0-8191"] * 2000)) == set(range(8192))
+    assert walked[0] <= vhi.MAX_CPU  # was 2,000 x 8,192
+    walked[0] = converted[0] = 0
+    assert parse_cpu_list(",".join(["1"] * 100_000)) == {1}
+    assert converted[0] <= 2 * vhi.MAX_PARTS and walked[0] <= vhi.MAX_CPU  # was 100,000 parts, 5 int() each
+    assert parse_cpu_list(",".join(["0"] * vhi.MAX_PARTS + ["5"])) == {0}  # the parts past MAX_PARTS are not read
+
+
 def test_a_line_of_only_punctuation_is_no_status_line():
     """Found by bench/fuzz.py: a line "." left nothing to compare with the state words."""
     assert parse_opcsv_status(".\n" + GOOD_OPCSV) == parse_opcsv_status(GOOD_OPCSV)

@@ -4,6 +4,9 @@ process table shared by the collectors that read processes."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
 
@@ -12,17 +15,25 @@ import pytest
 from exporter.cli import build_collectors
 from exporter.core import procfs
 from exporter.core.collector import Context
+from exporter.core.exposition import render_families
 from exporter.core.metrics import MetricBatch
-from exporter.core.procfs import ProcessTable, parse_pid_stat, walk_processes
+from exporter.core.procfs import ProcessTable, parse_int, parse_pid_stat, walk_processes
 from exporter.core.scheduler import Scheduler
 from exporter.registry import load
 from exporter.systems.host.collector import HostCollector
-from exporter.systems.host.parse import parse_diskstats, parse_meminfo, parse_stat
+from exporter.systems.host.parse import (
+    parse_diskstats,
+    parse_key_values,
+    parse_loadavg,
+    parse_meminfo,
+    parse_net_dev,
+    parse_stat,
+)
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 from exporter.systems.process.collector import ProcessCollector
 from exporter.systems.vhi.collector import VhiCollector, VhiSettings
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, collect
 
 
 def test_stat_of_an_old_kernel_without_steal_and_guest_columns():
@@ -263,3 +274,103 @@ def test_the_exporter_gives_all_its_collectors_one_process_table(tmp_path):
     assert len({id(c.context.processes) for c in collectors}) == 1
     Scheduler(collectors).run_once()
     assert readers[0].context.processes.walks == 1
+
+
+# ---- numbers no kernel writes: huge, non-finite, odd -------------------------------------------------------------
+HUGE = "9" * 400  # a 400-digit counter: int() takes it, dividing it or turning it into a float overflows
+
+
+def test_stat_skips_a_line_with_a_huge_or_odd_counter_and_keeps_the_others():
+    stat = parse_stat(f"cpu0 {HUGE} 1 2 3 4 5 6 7\ncpu1 100 0 0 0 0 0 0 0\nctxt nan\nintr inf 0\nprocesses 1e400\n"
+                      f"procs_running ١٢\nprocs_blocked 1_0\nbtime {HUGE}\n", user_hz=100)  # was OverflowError
+    assert list(stat.cpus) == ["1"] and stat.cpus["1"]["user"] == 1.0
+    assert (stat.context_switches, stat.interrupts, stat.forks, stat.procs_running, stat.procs_blocked,
+            stat.boot_time) == (None,) * 6
+    assert parse_stat("cpu0 18446744073709551615 0 0 0\n", user_hz=100).cpus["0"]["user"] == (2**64 - 1) / 100
+
+
+def test_every_proc_parser_leaves_out_a_huge_or_odd_field():
+    assert parse_meminfo(f"MemTotal: {HUGE} kB\nMemFree: 5 kB\nCached: ٣ kB\n") == {"MemFree": 5120}
+    assert parse_key_values(f"pgscan_anon {HUGE}\npgfault 12\nnr_x 1_0\n") == {"pgfault": 12}
+    disks = parse_diskstats(f"8 0 sda {HUGE}" + " 1" * 10 + "\n8 16 sdb" + " 1" * 11 + "\n")
+    assert [d.device for d in disks] == ["sdb"]
+    nets = parse_net_dev(f"Inter-|\n face |\n eth0: {HUGE}" + " 0" * 15 + "\n lo: 1" + " 0" * 15 + "\n")
+    assert [n.device for n in nets] == ["lo"]
+    for bad in ("nan 0.1 0.2 1/2 3", "inf 0.1 0.2 1/2 3", "1e400 0 0 1/2 3", f"{HUGE} 0 0 1/2 3", "0x1 0 0 1/2 3"):
+        with pytest.raises(ValueError, match="not /proc/loadavg"):  # reported by the host collector, not NaN
+            parse_loadavg(bad)
+    assert parse_loadavg("0.53 1.00 12.5 1/123 4567") == (0.53, 1.0, 12.5)
+    fields = ["S"] + ["1"] * 8 + [HUGE] + ["1"] * 40
+    with pytest.raises(ValueError):
+        parse_pid_stat("321 (x) " + " ".join(fields[:11] + [HUGE] + fields[12:]))
+    assert parse_pid_stat("321 (x) " + " ".join(["S"] + ["1"] * 45)).utime == 1
+    assert parse_int("18446744073709551615") == 2**64 - 1 and parse_int("-1") == -1
+    for bad in ("", "-", "+1", "1_0", "٣", " 1", "1" * 21, "0x10"):
+        with pytest.raises(ValueError):
+            parse_int(bad)
+
+
+def test_a_process_with_a_huge_counter_is_left_out_not_raised(tmp_path):
+    (tmp_path / "stat").write_text("cpu0 1 2 3 4 5 6 7 8 0 0\nbtime 1\n")
+    _proc_dir(tmp_path, 5, "sesssrvr")
+    (tmp_path / "5" / "stat").write_text("5 (sesssrvr) S" + " 7" * 10 + f" {HUGE}" + " 7" * 38 + "\n")
+    _proc_dir(tmp_path, 6, "sesssrvr")
+    settings = ProcessCollector.Settings(groups=[{"name": "vhi", "names": ["sesssrvr"]}])
+    samples, batch = collect(ProcessCollector(settings, Context(procfs=str(tmp_path))))
+    cpu = {k: v for k, v in samples.items() if k[0] == "middleware_process_group_cpu_seconds_total"}
+    assert cpu and all(v == 7 / procfs.USER_HZ for v in cpu.values())  # pid 6 alone: pid 5's line is garbled
+
+
+def test_kernel_parameters_of_hundreds_of_digits_are_left_out(tmp_path):
+    proc = _host_tree(tmp_path)
+    (proc / "sys" / "kernel" / "shmmax").write_text(HUGE + "\n")  # was an OverflowError at the exposition
+    (proc / "sys" / "kernel" / "shmmni").write_text("4096\n")
+    samples, batch = collect(HostCollector(HostCollector.Settings(), Context(procfs=str(proc),
+                                                                            sysfs=str(tmp_path / "nosys"))))
+    params = {dict(k[1])["parameter"]: v for k, v in samples.items() if k[0] == "middleware_host_kernel_parameter"}
+    assert params.get("kernel.shmmni") == 4096 and "kernel.shmmax" not in params
+
+
+def _host_tree(tmp_path, stat: str = "cpu0 1 2 3 4 5 6 7 8 0 0\nbtime 1\n"):
+    proc = tmp_path / "proc"
+    shutil.copytree(HOST1_PROC, proc, ignore=shutil.ignore_patterns("[0-9]*"))
+    (proc / "stat").write_text(stat)
+    return proc
+
+
+@pytest.mark.integration
+def test_exporter_process_keeps_the_host_collector_up_with_a_huge_proc_stat_counter(tmp_path, start_exporter):
+    """A real exporter process whose /proc/stat has a 400-digit counter on one CPU line: before, parse_stat
+    raised OverflowError and the whole host collector failed every run."""
+    stat = (FIXTURES / "host1" / "proc" / "stat").read_text()
+    first_cpu = next(line for line in stat.splitlines() if line.startswith("cpu0 "))
+    proc = _host_tree(tmp_path, stat.replace(first_cpu, f"cpu0 {HUGE}" + first_cpu[4:].split(" ", 2)[2]))
+    exporter = start_exporter("--path.procfs", str(proc), "--path.sysfs", str(tmp_path / "nosys"))
+    status, _, body = exporter.get("/metrics")
+    assert status == 200
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="host"} 1.0' in text
+    assert 'middleware_host_cpu_seconds_total{cpu="1",mode="user"}' in text  # the other CPUs still counted
+    assert 'cpu="0"' not in text  # the garbled line is left out, not guessed
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/comm"), reason="needs Linux's writable /proc/<pid>/comm")
+def test_psutil_walk_turns_undecodable_names_into_replacement_characters(tmp_path):
+    """psutil keeps the bytes of a name or command line that are not UTF-8 as lone surrogates; as a label value
+    they made the exposition's UTF-8 encoding raise (the scrape failed).  Both back-ends now give U+FFFD."""
+    code = "import sys, time\nopen('/proc/self/comm', 'wb').write(b'vhi\\xff\\xfesrv')\ntime.sleep(120)\n"
+    child = subprocess.Popen([sys.executable, "-c", code, b"--site=\xff\xfeA"], stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60  # a backstop: the write takes milliseconds
+        while open(f"/proc/{child.pid}/comm", "rb").read() != b"vhi\xff\xfesrv\n":
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.02)
+        settings = ProcessCollector.Settings(backend="psutil", groups=[{
+            "name": "vhi", "comm": r"^(?P<process>vhi.*)", "labels_from_cmdline": r"--site=(?P<site>\S+)"}])
+        samples, batch = collect(ProcessCollector(settings, Context()))
+        text = render_families(batch.families(), openmetrics=False).decode()  # raised UnicodeEncodeError
+        assert 'process="vhi\ufffd\ufffdsrv"' in text and 'site="\ufffd\ufffdA"' in text
+        assert {e.comm for e in walk_processes("/proc") if e.pid == child.pid} == {"vhi\ufffd\ufffdsrv"}  # alike
+    finally:
+        child.kill()
+        child.wait()

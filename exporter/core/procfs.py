@@ -19,6 +19,17 @@ from typing import Callable
 USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 PROC_READ_BYTES = 4096  # one read returns all of /proc/<pid>/stat (52 numbers, a 64-byte name) or comm
+MAX_DIGITS = 20  # 2**64 - 1 has 20 digits: the widest number the kernel writes in /proc
+
+
+def parse_int(token: str) -> int:
+    """A /proc field the kernel writes as a (64-bit) decimal integer, with an optional minus; ValueError for
+    anything else: more than :data:`MAX_DIGITS` digits (it would overflow a float later: in a division or at the
+    exposition), non-ASCII digits (``int('٣')`` is 3), ``1_0``, ``+1``, blanks."""
+    digits = token[1:] if token[:1] == "-" else token
+    if not digits or len(digits) > MAX_DIGITS or not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"not a kernel integer: {token[:40]!r}")
+    return int(token)
 
 
 def read_text(path: str) -> str:
@@ -71,7 +82,7 @@ def parse_pid_stat(text: str) -> ProcStat:
     # comm is in parentheses and may itself contain spaces and parentheses: split at the last ')'.
     open_paren = text.index("(")
     close_paren = text.rindex(")")
-    pid = int(text[:open_paren])
+    pid = parse_int(text[:open_paren].strip())
     comm = text[open_paren + 1:close_paren]
     rest = text[close_paren + 2:].split()
     # rest[0] is field 3 (state); field N is rest[N - 3]
@@ -79,11 +90,11 @@ def parse_pid_stat(text: str) -> ProcStat:
         pid=pid,
         comm=comm,
         state=rest[0],
-        utime=int(rest[11]),
-        stime=int(rest[12]),
-        threads=int(rest[17]),
-        starttime=int(rest[19]),
-        rss_pages=int(rest[21]),
+        utime=parse_int(rest[11]),
+        stime=parse_int(rest[12]),
+        threads=parse_int(rest[17]),
+        starttime=parse_int(rest[19]),
+        rss_pages=parse_int(rest[21]),
     )
 
 
@@ -156,7 +167,7 @@ def walk_processes(root: str) -> list[ProcessEntry]:
     prefix = os.path.join(root, "")
     entries = []
     for name in os.listdir(root):
-        if not name.isdigit():
+        if not (name.isascii() and name.isdigit()):
             continue
         path = prefix + name
         try:

@@ -30,12 +30,23 @@ class NoProcDirectory(RuntimeError):
     """A collector asked for /proc/<pid> of a process the psutil back-end found."""
 
 
+def valid_text(text: str) -> str:
+    """``text`` with what psutil kept of undecodable bytes (lone surrogates, from its ``surrogateescape``) turned
+    into U+FFFD, as the /proc back-end decodes: a surrogate in a label value makes the exposition's UTF-8
+    encoding raise, and the whole scrape with it."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate surrogateescape did not make (U+D800-U+DC7F, U+DD00-U+DFFF)
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def process_name(name: str, windows: bool = psutil.WINDOWS) -> str:
     """The name as the groups match it: Windows' ``.exe`` dropped, cut to Linux's 15 characters (psutil returns
-    the full name where the kernel cut it)."""
+    the full name where the kernel cut it), undecodable bytes as U+FFFD (:func:`valid_text`)."""
     if windows and name.lower().endswith(".exe"):
         name = name[:-4]
-    return name[:NAME_MAX]
+    return valid_text(name[:NAME_MAX])
 
 
 class PsutilProcessEntry:
@@ -88,7 +99,7 @@ class PsutilProcessEntry:
         """The command line, arguments joined by spaces ("" when it cannot be read)."""
         if self._cmdline is None:
             try:
-                self._cmdline = " ".join(self._proc.cmdline()).strip()
+                self._cmdline = valid_text(" ".join(self._proc.cmdline()).strip())
             except (psutil.Error, OSError):
                 self._cmdline = ""
         return self._cmdline

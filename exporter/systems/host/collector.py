@@ -26,6 +26,7 @@ from ...core.sources import check_command_timeout
 from .parse import (
     SECTOR_BYTES,
     parse_diskstats,
+    parse_int,
     parse_key_values,
     parse_loadavg,
     parse_meminfo,
@@ -234,7 +235,7 @@ class HostCollector(Collector):
     def _kernel_parameters(self, batch: MetricBatch) -> None:
         def read(*parts: str) -> list[int] | None:
             try:
-                return [int(v) for v in read_text(self._path("sys", *parts)).split()]
+                return [parse_int(v) for v in read_text(self._path("sys", *parts)).split()]
             except (OSError, ValueError):
                 return None  # not there (another platform, a restricted container): not guessed
 

@@ -3,17 +3,30 @@
 
 Each takes the file's text and returns plain data, tested on recorded text from several kernel generations.
 Hand-written rather than psutil: psutil's procfs root is process-wide and it adjusts counters that go down.
+Numbers are read by :func:`parse_int` and :func:`parse_decimal`: the kernel writes plain decimal digits, at most
+a 64-bit value, so a field of hundreds of digits, ``nan``, ``inf``, ``1e400`` or ``1_0`` makes that line not count
+(a number that would overflow a float later, in a division or at the exposition, never gets that far).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.procfs import USER_HZ
+from ...core.procfs import MAX_DIGITS, USER_HZ, parse_int
 
 SECTOR_BYTES = 512  # /proc/diskstats always counts 512-byte sectors, whatever the device's sector size
 
 CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+def parse_decimal(token: str) -> float:
+    """A field written as a plain decimal (``0.53``, ``12``): ValueError for ``nan``, ``inf``, ``1e400``, ``0x1``
+    and numbers of more than :data:`MAX_DIGITS` digits before the point, so the value is always finite."""
+    whole, _, fraction = token.partition(".")
+    if len(whole) > MAX_DIGITS or len(fraction) > MAX_DIGITS:
+        raise ValueError(f"not a kernel decimal: {token[:40]!r}")
+    parse_int(whole or "0")
+    if fraction and not (fraction.isascii() and fraction.isdigit()):
+        raise ValueError(f"not a kernel decimal: {token[:40]!r}")
+    return float(token)  # at most 20 + 20 digits: always finite
 
 
 @dataclass
@@ -31,7 +44,8 @@ class Stat:
 
 
 def parse_stat(text: str, user_hz: int = USER_HZ) -> Stat:
-    """/proc/stat; a line that is not what the kernel writes is skipped, the others still count."""
+    """/proc/stat; a line that is not what the kernel writes (a field that is not a 64-bit integer included) is
+    skipped, the others still count."""
     stat = Stat()
     for line in text.splitlines():
         try:
@@ -46,12 +60,12 @@ def _stat_line(stat: Stat, parts: list[str], user_hz: int) -> None:
         return
     key = parts[0]
     if key.startswith("cpu") and key != "cpu":
-        values = [int(v) for v in parts[1:11]]
+        values = [parse_int(v) for v in parts[1:11]]
         values += [0] * (10 - len(values))
         stat.cpus[key[3:]] = {mode: values[i] / user_hz for i, mode in enumerate(CPU_MODES)}
         stat.guest[key[3:]] = {"user": values[8] / user_hz, "nice": values[9] / user_hz}
     elif key in _STAT_COUNTERS:
-        setattr(stat, _STAT_COUNTERS[key], float(parts[1]))
+        setattr(stat, _STAT_COUNTERS[key], float(parse_int(parts[1])))
 
 
 _STAT_COUNTERS = {"ctxt": "context_switches", "intr": "interrupts", "processes": "forks",
@@ -65,7 +79,7 @@ def parse_key_values(text: str) -> dict[str, int]:
         parts = line.split()
         if len(parts) == 2:
             try:
-                result[parts[0]] = int(parts[1])
+                result[parts[0]] = parse_int(parts[1])
             except ValueError:
                 continue
     return result
@@ -80,7 +94,7 @@ def parse_meminfo(text: str) -> dict[str, int]:
         if not parts:
             continue
         try:
-            value = int(parts[0])
+            value = parse_int(parts[0])
         except ValueError:
             continue
         if len(parts) > 1 and parts[1] == "kB":
@@ -119,7 +133,7 @@ def parse_diskstats(text: str) -> list[DiskStats]:
         if len(parts) < 14:
             continue
         try:
-            nums = [int(v) for v in parts[3:]]
+            nums = [parse_int(v) for v in parts[3:]]
         except ValueError:
             continue
         disk = DiskStats(parts[2], *nums[:11])
@@ -155,7 +169,7 @@ def parse_net_dev(text: str) -> list[NetDev]:
         if len(parts) < 16:
             continue
         try:
-            v = [int(x) for x in parts[:16]]
+            v = [parse_int(x) for x in parts[:16]]
         except ValueError:
             continue
         result.append(NetDev(name.strip(), v[0], v[1], v[2], v[3], v[8], v[9], v[10], v[11]))
@@ -163,8 +177,12 @@ def parse_net_dev(text: str) -> list[NetDev]:
 
 
 def parse_loadavg(text: str) -> tuple[float, float, float]:
-    """/proc/loadavg's three averages; ValueError when the text is not that (the host collector reports it)."""
+    """/proc/loadavg's three averages; ValueError when the text is not that (fewer than three fields, or one that
+    is not a plain decimal such as ``nan``: the host collector reports it)."""
     parts = text.split()
     if len(parts) < 3:
         raise ValueError("not /proc/loadavg: fewer than three fields")
-    return float(parts[0]), float(parts[1]), float(parts[2])
+    try:
+        return parse_decimal(parts[0]), parse_decimal(parts[1]), parse_decimal(parts[2])
+    except ValueError as exc:
+        raise ValueError(f"not /proc/loadavg: {exc}") from None

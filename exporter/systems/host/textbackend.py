@@ -8,7 +8,9 @@ The tools print rates and shares over their sample interval, so these are gauges
 counters made up from them; ``alerts/recording.yml`` turns them into the same recorded series the /proc counters
 give.  Every command is a source with its own success and duration; the commands run at the same time (each
 takes its sample interval), through ``core/runner.py`` (no shell, timeout, the process group killed).  A figure
-no tool printed is absent, never 0.
+no tool printed is absent, never 0.  An output the runner cut at its 4 MiB cap, or one so long that its last
+report (sar's Average block) is not in the part parsed (``textparse.TAIL_LINES``), fails its source with that
+said: the figures of an interval in the middle are never reported as the last ones.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.runner import CommandError, CommandResult, run_command
+from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.settings import Duration, StrictModel
 from ...core.sources import SourceMetrics
+from ...core.textlines import first_line
 from . import textparse
 
 P = f"{NAMESPACE}_host"
@@ -45,7 +48,8 @@ class TextSettings(StrictModel):
                                           "line is the average since boot); gives the scan rate `sr`.")
     iostat: list[str] = Field(default_factory=list,
                               description="iostat command (`[]`, the default, skips it): e.g. `[iostat, -xn, 5, 2]` "
-                                          "(Solaris), `[iostat, -D, 5, 2]` (AIX), `[iostat, -x, 5, 2]` (sysstat).")
+                                          "(Solaris), `[iostat, -D, 5, 2]` or `[iostat, -DRTl, 5, 2]` (AIX), "
+                                          "`[iostat, -x, 5, 2]` (sysstat).")
     platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
         "auto", description="The dialect of the output; `auto` recognises it from the banner and the headers.")
     target: str = Field("", description="Value of the `target` label of the text back-end's series (the host the "
@@ -70,7 +74,7 @@ PAGE_SCANS_PER_SECOND = _g("page_scans_per_second",
                            "vmstat sr; recorded as instance:middleware_host_page_scans:rate5m")
 DISK_SERVICE_TIME = _g("disk_service_time_seconds",
                        "Average time the device took per transfer, without queueing (text back-end: sar -d avserv, "
-                       "iostat -xn asvc_t, AIX iostat -D avgserv, sysstat svctm).", TD,
+                       "iostat -xn asvc_t, AIX iostat -D / -Dl avgserv, sysstat svctm).", TD,
                        "sar -d avserv / 1000; recorded as instance_device:middleware_host_disk_service_time:seconds5m")
 DISK_AWAIT = _g("disk_await_seconds",
                 "Average time per transfer including the queue (text back-end: sysstat await, Solaris svc_t or "
@@ -154,9 +158,16 @@ class TextHost:
             return empty, str(outcome)
         if not isinstance(outcome, CommandResult):
             return empty, f"{type(outcome).__name__}: {outcome}"
+        if outcome.truncated and len(outcome.stdout_bytes) >= DEFAULT_MAX_OUTPUT:  # stdout, not stderr, was cut:
+            # the runner kept its start; the last report and the Average block are what it lost
+            return empty, (f"{tool}: the output was longer than the {DEFAULT_MAX_OUTPUT // (1 << 20)} MiB kept and "
+                           "was cut, so its last report (and sar's Average block) was not read; use a smaller count "
+                           "(or fewer devices)")
         reading = textparse.parse(tool, outcome.stdout, platform)
+        if reading.problem is not None:
+            return empty, reading.problem
         if not reading.sections:
-            first = next((line.strip() for line in outcome.stdout.splitlines() if line.strip()), "")[:120]
+            first = first_line(outcome.stdout, 120)
             return empty, f"{tool}: nothing recognised in the output (first line: {first!r})"
         if tool != "sar" and reading.since_boot_only:
             return empty, (f"{tool}: only the first report, the average since boot, was printed; give an interval "

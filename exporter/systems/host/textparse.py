@@ -10,18 +10,27 @@ dialects (jc parses Linux's only).
 
 Robustness: no regular expressions, at most :data:`MAX_LINES` lines of at most :data:`MAX_LINE` characters and
 :data:`MAX_TOKENS` fields each; a line that fits nothing is skipped, so one bad line loses nothing else; no input
-makes these functions raise.
+makes these functions raise.  What matters of a long output is its top (the banner, sar's stacked headers) and its
+end (the last report, sar's Average block), so a longer output is read as its first :data:`HEAD_LINES` and its
+last :data:`TAIL_LINES` lines; the intervals in between are skipped, never taken for the last one.  When the end
+kept does not hold a whole last report (or Average block), the reading says so in ``problem`` and the back-end
+fails the source with that text instead of reporting a middle interval.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import islice
 
 from ...core.textlines import iter_lines
 
-MAX_LINES = 20_000
+# How much of a long output is parsed: enough for thousands of devices in the last report, and few enough that a
+# 4 MiB output (the runner's cap) parses within bench/fuzz.py's 100 ms budget.
+HEAD_LINES = 500  # the top of a long output: the banner and the headers sar prints once
+TAIL_LINES = 5_500  # its end: the last reports and the Average block
+MAX_LINES = HEAD_LINES + TAIL_LINES
 MAX_LINE = 512
 MAX_TOKENS = 48
 MAX_NUMBER = 32  # characters of one number
@@ -53,14 +62,39 @@ class Reading:
     since_boot_only: bool = False  # vmstat/iostat printed only their first report: averages since boot
     since_boot_disks: set[str] = field(default_factory=set)  # devices only in iostat's first (since-boot) report
     sections: list[str] = field(default_factory=list)  # what was recognised, for error messages
+    problem: str | None = None  # why the figures cannot be trusted (a long output cut where it matters)
 
 
 # ---- small helpers -----------------------------------------------------------------------------------------
-def _lines(text: object) -> list[str]:
+@dataclass
+class _Text:
+    """The lines read of an output: all of them, or the first HEAD_LINES and the last TAIL_LINES with ``join``
+    the index where the tail begins (the lines in between were skipped)."""
+
+    lines: list[str]
+    join: int | None = None
+
+    def dropped(self, tool: str, what: str) -> str:
+        return (f"{tool}: the output has more than {MAX_LINES:,} lines and {what} does not begin in the last "
+                f"{TAIL_LINES:,} read; the figures would come from an interval in the middle: use a smaller count "
+                "(or fewer devices)")
+
+
+def _lines(text: object) -> _Text:
     if not isinstance(text, str):
-        return []
-    lines = list(islice(iter_lines(text), MAX_LINES))
-    return [line[:MAX_LINE] for line in lines]
+        return _Text([])
+    lines = list(islice(iter_lines(text), MAX_LINES + 1))
+    if len(lines) <= MAX_LINES:
+        return _Text([line[:MAX_LINE] for line in lines])
+    # The tail starts after the (TAIL_LINES + 1)-th newline from the end, found without splitting the middle; the
+    # other line breaks str.splitlines knows (\r, \x0b, ...) only add lines, so it holds at least TAIL_LINES.
+    start = len(text)
+    for _ in range(TAIL_LINES + 1):
+        start = text.rfind("\n", 0, start)
+        if start < 0:
+            break
+    tail = text[start + 1:].splitlines()[-TAIL_LINES:]
+    return _Text([line[:MAX_LINE] for line in lines[:HEAD_LINES] + tail], join=HEAD_LINES)
 
 
 def _tokens(line: str) -> list[str] | None:
@@ -73,7 +107,12 @@ _NUMBER_CHARS = str.maketrans("", "", "0123456789.-+")  # deleting these leaves 
 
 def number(token: str) -> float | None:
     """A plain decimal number (``-0``, ``12``, ``0.53``); None for anything else (no ``nan``, ``1e5``, ``1_0``)."""
-    if not token or len(token) > MAX_NUMBER or token.translate(_NUMBER_CHARS) or not token.strip(".-+"):
+    return None if not token or len(token) > MAX_NUMBER else _number(token)
+
+
+@lru_cache(maxsize=4096)  # the same few spellings ("0.0", "0", "100") fill most columns: at most 4,096 x 32 chars
+def _number(token: str) -> float | None:
+    if token.translate(_NUMBER_CHARS) or not token.strip(".-+"):
         return None
     try:
         value = float(token)
@@ -118,7 +157,7 @@ def _solaris_release_before_10(release: str | None) -> bool:
     if not release or not release.startswith("5."):
         return False
     minor = release[2:].split(".")[0]
-    return minor.isdigit() and int(minor) < 10
+    return minor.isascii() and minor.isdigit() and int(minor) < 10  # "²".isdigit() is true, int("²") raises
 
 
 def _drop_unmeasured(reading: Reading) -> Reading:
@@ -181,6 +220,8 @@ def _label(row: dict[str, float | str], *names: str) -> str | None:
 
 
 def _cpu_from_row(row: dict[str, float | str]) -> dict[str, float]:
+    if "%idle" not in row:
+        return {}  # every CPU row has it (checked first: most rows are disk rows)
     cpu = _label(row, "CPU", "cpu")
     if cpu is not None and cpu not in CPU_ALL:
         return {}
@@ -234,17 +275,26 @@ def _disk_from_row(row: dict[str, float | str]) -> tuple[str, dict[str, float]] 
 # ---- sar ------------------------------------------------------------------------------------------------------
 def parse_sar(text: object, platform: str | None = None) -> Reading:
     """``sar -u``, ``-d``, ``-g`` (HP-UX, Solaris, AIX) and sysstat's ``-u``, ``-d``, ``-B``: each device's
-    Average row where sar printed one, else its last row; the same for the CPU and paging rows."""
+    Average row where sar printed one, else its last row; the same for the CPU and paging rows.  Of an output
+    longer than MAX_LINES the Average block must begin in the last TAIL_LINES (else ``problem`` says so)."""
     reading = Reading(platform=platform)
+    read = _lines(text)
     sections: list[_Section] = []
     cursor = 0
-    after_header = in_average = False
+    after_header = in_average = skipping = False
     widths: set[int] = set()
     cpu: dict[bool, dict[str, float]] = {}
     scans: dict[bool, float] = {}
     disks: dict[str, dict[bool, dict[str, float]]] = {}
     seen: set[str] = set()
-    for line in _lines(text):
+    average_from: int | None = None  # where the last Average block began
+    for index, line in enumerate(read.lines):
+        if index == read.join:  # the middle was skipped: what the head said of the intervals is stale
+            cpu.pop(False, None)
+            scans.pop(False, None)
+            for rows in disks.values():
+                rows.pop(False, None)
+            cursor, after_header, in_average, skipping = 0, False, False, True
         toks = _tokens(line)
         if not toks:
             continue
@@ -261,13 +311,15 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
             if len(sections) < MAX_SECTIONS and (not sections or sections[-1].columns != rest):
                 sections.append(_Section.of(rest))
                 widths = {len(sec.columns) for sec in sections}
-            after_header, cursor = True, 0
+            after_header, cursor, skipping = True, 0, False
             continue
         after_header = False
         if kind is not None:
-            cursor, in_average = 0, kind == "avg"
-        if not rest or len(rest) not in widths:
-            continue
+            if kind == "avg" and not in_average:
+                average_from = index
+            cursor, in_average, skipping = 0, kind == "avg", False
+        if skipping or not rest or len(rest) not in widths:
+            continue  # (skipping: rows cut from the interval they continue, just after the join)
         average = in_average  # rows without a time stamp continue the block above them
         for i in range(cursor, len(sections)):
             row = sections[i].fit(rest)
@@ -281,8 +333,12 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
         if is_avg in scans:
             reading.page_scan_rate = scans[is_avg]
     for device, rows in disks.items():
-        reading.disks[device] = rows.get(True) or rows[False]
+        figures = rows.get(True) or rows.get(False)
+        if figures:
+            reading.disks[device] = figures
     reading.sections = sorted(seen)
+    if read.join is not None and (average_from is None or average_from < read.join):
+        reading.problem = read.dropped("sar", "its Average block")
     return _drop_unmeasured(reading)
 
 
@@ -292,6 +348,9 @@ def _take_sar_row(row, average, cpu, scans, disks, seen) -> None:
         cpu[average] = shares
         seen.add("cpu")
         return
+    if _disk_row(row, average, disks):
+        seen.add("disk")
+        return
     pgscan = _f(row, "pgscan/s")
     kswapd, direct = _f(row, "pgscank/s"), _f(row, "pgscand/s")
     if pgscan is None and kswapd is not None and direct is not None:
@@ -299,15 +358,15 @@ def _take_sar_row(row, average, cpu, scans, disks, seen) -> None:
     if pgscan is not None:
         scans[average] = pgscan
         seen.add("paging")
-        return
+
+
+def _disk_row(row, average: bool, disks) -> bool:
     disk = _disk_from_row(row)
-    if disk is not None:
-        device, figures = disk
-        if not average:  # only a device's Average row on its own; interval rows replace each other
-            disks.setdefault(device, {})[False] = figures
-        else:
-            disks.setdefault(device, {False: figures})[True] = figures
-        seen.add("disk")
+    if disk is None:
+        return False
+    device, figures = disk
+    disks.setdefault(device, {})[average] = figures  # an Average row apart; interval rows replace each other
+    return True
 
 
 # ---- vmstat ---------------------------------------------------------------------------------------------------
@@ -337,10 +396,13 @@ def parse_vmstat(text: object, platform: str | None = None) -> Reading:
     """vmstat of the four platforms: the last data row (the first is the average since boot), CPU shares
     (us, sy, id and wa where printed) and the scan rate ``sr`` (pages/s; Linux's vmstat has none)."""
     reading = Reading(platform=platform)
+    read = _lines(text)
     header: list[str] | None = None
     last: list[float] | None = None
     last_header: list[str] | None = None
-    for line in _lines(text):
+    for index, line in enumerate(read.lines):
+        if index == read.join:
+            last = last_header = None  # a row of the head is a middle interval
         toks = _tokens(line)
         if not toks:
             continue
@@ -360,6 +422,8 @@ def parse_vmstat(text: object, platform: str | None = None) -> Reading:
         reading.samples += 1
         last, last_header = values, header  # type: ignore[assignment]
     if last is None or last_header is None:
+        if read.join is not None and reading.samples:
+            reading.problem = read.dropped("vmstat", "a data row")
         return reading
     reading.since_boot_only = reading.samples < 2
     start = _vmstat_cpu_index(last_header)
@@ -393,6 +457,36 @@ def _aix_number(token: str, time: bool) -> float | None:
     return None if base is None else base * scale  # type: ignore[operator]
 
 
+def _aix_times(names: list[str]) -> list[bool]:
+    """Which columns hold times (``avgserv``, ``avgtime``: the S and H suffixes) rather than sizes (K, M, ...)."""
+    return ["serv" in n or "time" in n for n in names]
+
+
+def _aix_values(toks: list[str], times: list[bool]) -> list[float] | None:
+    values = [_aix_number(t, time) for t, time in zip(toks, times, strict=True)]
+    return None if None in values else values  # type: ignore[return-value]
+
+
+def _aix_figures(b: dict[str, float]) -> dict[str, float]:
+    """A disk's figures from AIX's extended statistics (``iostat -D`` blocks and ``iostat -Dl`` rows), named
+    ``group.column``: ``xfer.%tm_act``, ``read.rps``, ``read.avgserv``, ``queue.avgtime``, ..."""
+    disk: dict[str, float] = {}
+    if "xfer.%tm_act" in b:
+        disk["util"] = b["xfer.%tm_act"] / 100
+    if "xfer.tps" in b:
+        disk["iops"] = b["xfer.tps"]
+    rps, wps = b.get("read.rps"), b.get("write.wps")
+    rserv, wserv = b.get("read.avgserv"), b.get("write.avgserv")
+    if None not in (rps, wps, rserv, wserv) and rps + wps > 0:  # type: ignore[operator]
+        service = (rps * rserv + wps * wserv) / (rps + wps)  # type: ignore[operator]
+        disk["service_time"] = service / 1000
+        if "queue.avgtime" in b:
+            disk["await"] = (service + b["queue.avgtime"]) / 1000
+    if "queue.avgwqsz" in b and "queue.avgsqsz" in b:
+        disk["queue"] = b["queue.avgwqsz"] + b["queue.avgsqsz"]
+    return disk
+
+
 def _iostat_header(toks: list[str]) -> list[str]:
     """Header names as columns: AIX splits "% tm_act" and "% user" into two fields, and names groups with a
     colon ("tty:", "avg-cpu:") that heads no column; a device column keeps its colon ("Device:", "Disks:")."""
@@ -410,98 +504,199 @@ def _iostat_header(toks: list[str]) -> list[str]:
     return columns
 
 
-def _parse_iostat_aix_d(lines: list[str], reading: Reading) -> Reading:
+def _finish_aix(reading: Reading, latest: dict[str, tuple[int, int, dict[str, float]]], reports: int,
+                read: _Text, last_start: int | None, tool: str) -> Reading:
+    """The AIX readings' common end: each disk's latest report (``latest``: device -> (report, first line,
+    figures by column)); a disk only in the since-boot report is marked; with the middle of a long output skipped,
+    the last report must begin in the tail, and a disk last seen before it is left out."""
+    reading.samples = reports
+    reading.since_boot_only = reports < 2
+    if read.join is not None and (last_start is None or last_start < read.join):
+        reading.problem = read.dropped(tool, "its last report")
+    for device, (report, start, columns) in latest.items():
+        if read.join is not None and start < read.join:
+            continue
+        disk = _aix_figures(columns)
+        if not disk:
+            continue
+        reading.disks[device] = disk
+        if report == 1 and reports > 1:
+            reading.since_boot_disks.add(device)
+    if reading.disks:
+        reading.sections.append("disk")
+    return reading
+
+
+def _parse_iostat_aix_d(read: _Text, reading: Reading) -> Reading:
     """AIX ``iostat -D``: per disk a block of xfer/read/write/queue header lines each followed by its values."""
-    reports: dict[str, list[dict[str, float]]] = {}
+    latest: dict[str, tuple[int, int, dict[str, float]]] = {}
+    current: dict[str, tuple[int, int, dict[str, float]]] = {}  # the block being read, per device
+    counts: dict[str, int] = {}  # blocks per device: its n-th block belongs to the n-th report
     device: str | None = None
     group: str | None = None
     names: list[str] = []
-    for line in lines:
+    report_from: dict[int, int] = {}  # report -> the line its first block begins on
+    for index, line in enumerate(read.lines):
+        if index == read.join:
+            device = group = None  # a block cut in two at the join is not read
         toks = _tokens(line)
         if not toks or toks[0].startswith("---"):
             continue
         if len(toks) >= 2 and toks[1] == "xfer:" and not line[:1].isspace():
             device, group, names = toks[0], "xfer", toks[2:]
-            reports.setdefault(device, []).append({})
+            counts[device] = counts.get(device, 0) + 1
+            report_from.setdefault(counts[device], index)
+            current[device] = (counts[device], index, {})
             continue
         if toks[0] in ("read:", "write:", "queue:"):
             group, names = toks[0][:-1], toks[1:]
             continue
         if device is None or group is None or len(toks) != len(names):
             continue
-        values = [_aix_number(t, time="serv" in n or "time" in n) for t, n in zip(toks, names, strict=True)]
-        if any(v is None for v in values):
+        values = _aix_values(toks, _aix_times(names))
+        if values is None:
             continue
-        block = reports[device][-1]
+        block = latest[device] = current[device]  # the latest block with figures (a garbled one is passed over)
         for name, value in zip(names, values, strict=True):
-            block.setdefault(f"{group}.{name}", value)  # type: ignore[arg-type]
+            block[2].setdefault(f"{group}.{name}", value)
         group = None
-    reading.samples = max((len(r) for r in reports.values()), default=0)
-    reading.since_boot_only = reading.samples < 2
-    for device, blocks in reports.items():
-        filled = [i for i, blk in enumerate(blocks) if blk]
-        if not filled:
+    reports = max(counts.values(), default=0)
+    return _finish_aix(reading, latest, reports, read, report_from.get(reports), "iostat")
+
+
+# AIX iostat -l: the two header lines joined by column ("%tm" over "act"), named as the -D blocks name them.
+_AIX_LONG_ALIASES = {"xfer.%tmact": "xfer.%tm_act", "queue.servqfull": "queue.sqfull"}
+
+
+def _spans(line: str) -> list[tuple[int, int, str]]:
+    """(start, end, field) of each blank-separated field (columns are right-aligned under each other)."""
+    spans, pos = [], 0
+    for tok in line.split()[:MAX_TOKENS]:
+        start = line.find(tok, pos)
+        pos = start + len(tok)
+        spans.append((start, pos, tok))
+    return spans
+
+
+def _aix_long_header(upper: str, lower: str) -> list[str] | None:
+    """The columns of AIX ``iostat -Dl``: ``%tm bps tps bread bwrtn rps avg ...`` over ``act serv ... qfull``.
+    Each field of the lower line ends where the field above it ends; the groups (xfer, read, write, queue)
+    follow from the columns that start them (``rps``, ``wps``, and what follows the write group's ``fail``)."""
+    tops, bottoms = _spans(upper), _spans(lower)
+    if not bottoms or bottoms[0][2] != "act":
+        return None
+    under: dict[int, str] = {}
+    for start, end, tok in bottoms:
+        above = [i for i, (s, e, _) in enumerate(tops) if e == end] or \
+                [i for i, (s, e, _) in enumerate(tops) if s < end and start < e]
+        if not above or above[0] in under:
+            return None  # not stacked the way iostat stacks them
+        under[above[0]] = tok
+    columns, group = [], "xfer"
+    for i, (_, _, tok) in enumerate(tops):
+        if tok == "rps" and group == "xfer":
+            group = "read"
+        elif tok == "wps" and group == "read":
+            group = "write"
+        elif group == "write" and columns and columns[-1] == "write.fail":
+            group = "queue"
+        name = f"{group}.{tok}{under.get(i, '')}"
+        columns.append(_AIX_LONG_ALIASES.get(name, name))
+    return columns
+
+
+def _is_aix_long_top(toks: list[str] | None) -> bool:
+    return bool(toks) and toks[0] == "%tm" and "bps" in toks and "tps" in toks  # type: ignore[index]
+
+
+def _parse_iostat_aix_long(read: _Text, reading: Reading) -> Reading:
+    """AIX ``iostat -Dl`` (``-l``: long listing): one row per disk and report, the column names over two header
+    lines, and with ``-T`` the time last; the first report is the average since boot."""
+    lines = read.lines
+    columns: list[str] | None = None
+    times: list[bool] = []
+    rows: dict[str, tuple[int, int, list[str], list[float]]] = {}  # device -> its latest row
+    in_report: set[str] = set()
+    reports = 0
+    last_start: int | None = None
+    for index, line in enumerate(lines):  # (the join needs nothing: a report cut there began before it)
+        toks = _tokens(line)
+        if not toks:
             continue
-        b = blocks[filled[-1]]
-        if filled[-1] == 0 and len(blocks) > 1:
-            reading.since_boot_disks.add(device)
-        disk: dict[str, float] = {}
-        if "xfer.%tm_act" in b:
-            disk["util"] = b["xfer.%tm_act"] / 100
-        if "xfer.tps" in b:
-            disk["iops"] = b["xfer.tps"]
-        rps, wps = b.get("read.rps"), b.get("write.wps")
-        rserv, wserv = b.get("read.avgserv"), b.get("write.avgserv")
-        if None not in (rps, wps, rserv, wserv) and rps + wps > 0:  # type: ignore[operator]
-            service = (rps * rserv + wps * wserv) / (rps + wps)  # type: ignore[operator]
-            disk["service_time"] = service / 1000
-            if "queue.avgtime" in b:
-                disk["await"] = (service + b["queue.avgtime"]) / 1000
-        if "queue.avgwqsz" in b and "queue.avgsqsz" in b:
-            disk["queue"] = b["queue.avgwqsz"] + b["queue.avgsqsz"]
-        if disk:
-            reading.disks[device] = disk
-    if reading.disks:
-        reading.sections.append("disk")
-    return reading
+        if _is_aix_long_top(toks):
+            found = _aix_long_header(line, lines[index + 1] if index + 1 < len(lines) else "")
+            if found is not None:
+                columns, times, in_report = found, _aix_times(found), set()
+            continue
+        if columns is None:
+            continue
+        width = len(columns)
+        if len(toks) == width + 2 and _is_time(toks[-1]):
+            toks = toks[:-1]  # -T: the time of the report
+        if len(toks) != width + 1 or number(toks[0]) is not None:
+            continue
+        values = _aix_values(toks[1:], times)
+        if values is None:
+            continue
+        device = toks[0]
+        if device in in_report or not in_report:  # a disk seen again (or the first row): the next report
+            reports, in_report, last_start = reports + 1, set(), index
+        in_report.add(device)
+        rows[device] = (reports, index, columns, values)
+    if columns is None:
+        return reading
+    latest = {device: (report, start, dict(zip(names, values, strict=True)))
+              for device, (report, start, names, values) in rows.items()}
+    return _finish_aix(reading, latest, reports, read, last_start, "iostat")
 
 
 def parse_iostat(text: object, platform: str | None = None) -> Reading:
-    """``iostat -x`` (sysstat, old and new column names), Solaris ``iostat -xn`` / ``-x``, AIX ``iostat`` and
-    ``iostat -D``: the last report (the first is the average since boot); a device missing from the last
-    report (``-z`` leaves idle ones out) keeps its latest later report, never the since-boot one."""
-    lines = _lines(text)
-    reading = _parse_iostat_columns(lines, Reading(platform=platform))
-    if any(" xfer:" in line for line in lines):
-        aix = _parse_iostat_aix_d(lines, Reading(platform=platform or "aix"))
-        if aix.disks:
-            only_aix = not reading.sections
-            reading.platform = reading.platform or aix.platform
-            for device, figures in aix.disks.items():
-                reading.disks.setdefault(device, figures)
-            reading.since_boot_disks |= aix.since_boot_disks
-            reading.sections = sorted(set(reading.sections) | set(aix.sections))
-            reading.samples = max(reading.samples, aix.samples)
-            reading.since_boot_only = aix.since_boot_only and (only_aix or reading.since_boot_only)
+    """``iostat -x`` (sysstat, old and new column names), Solaris ``iostat -xn`` / ``-x``, AIX ``iostat``,
+    ``iostat -D`` and ``iostat -Dl``: the last report (the first is the average since boot); a device missing
+    from the last report (``-z`` leaves idle ones out) keeps its latest later report, never the since-boot one.
+    Of an output longer than MAX_LINES the last report must begin in the last TAIL_LINES (else ``problem``)."""
+    read = _lines(text)
+    reading = _parse_iostat_columns(read, Reading(platform=platform))
+    for present, parser in ((any(" xfer:" in line for line in read.lines), _parse_iostat_aix_d),
+                            (any("%tm" in line and _is_aix_long_top(_tokens(line)) for line in read.lines),
+                             _parse_iostat_aix_long)):
+        if not present:
+            continue
+        aix = parser(read, Reading(platform=platform or "aix"))
+        if not aix.disks and aix.problem is None:
+            continue
+        only_aix = not reading.sections
+        reading.platform = reading.platform or aix.platform
+        for device, figures in aix.disks.items():
+            reading.disks.setdefault(device, figures)
+        reading.since_boot_disks |= aix.since_boot_disks
+        reading.sections = sorted(set(reading.sections) | set(aix.sections))
+        reading.samples = max(reading.samples, aix.samples)
+        reading.since_boot_only = aix.since_boot_only and (only_aix or reading.since_boot_only)
+        reading.problem = reading.problem or aix.problem
     return reading
 
 
-def _parse_iostat_columns(lines: list[str], reading: Reading) -> Reading:
-    """iostat whose devices are rows under one header (all but AIX -D)."""
+def _parse_iostat_columns(read: _Text, reading: Reading) -> Reading:
+    """iostat whose devices are rows under one header (all but AIX -D and -Dl)."""
     report = 0
+    report_from: int | None = None  # the line where the last report began
     kinds: set[str] = set()  # the kinds of header seen in the current report; a repeated kind starts the next
     header: _Section | None = None
     cpu_header: _Section | None = None
-    cpu_by_report: dict[int, dict[str, float]] = {}
-    disks: dict[str, tuple[int, dict[str, float]]] = {}
+    cpu_by_report: dict[int, tuple[int, dict[str, float]]] = {}
+    disks: dict[str, tuple[int, int, dict[str, float]]] = {}
 
-    def begin(kind: str) -> None:
-        nonlocal report, kinds
+    def begin(kind: str, index: int) -> None:
+        nonlocal report, kinds, report_from
         if kind in kinds or not kinds:
-            report, kinds = report + 1, set()
+            report, kinds, report_from = report + 1, set(), index
         kinds.add(kind)
 
-    for line in lines:
+    for index, line in enumerate(read.lines):
+        if index == read.join:  # rows cut from their header by the skipped middle are not read
+            header = cpu_header = None
+            kinds = set()
         toks = _tokens(line)
         if not toks:
             continue
@@ -511,18 +706,18 @@ def _parse_iostat_columns(lines: list[str], reading: Reading) -> Reading:
             reading.release = reading.release or banner[1]
             continue
         if toks[:3] == ["extended", "device", "statistics"]:
-            begin("title")  # Solaris prints it before every report
+            begin("title", index)  # Solaris prints it before every report
             reading.platform = reading.platform or "solaris"
             continue
         if all(number(t) is None for t in toks):
             columns = _iostat_header(toks)
             if any(c in LABEL_COLUMNS for c in columns) and len(columns) > 1:
-                begin("device")
+                begin("device", index)
                 header = _Section.of(columns)
                 if columns[-1] == "device":
                     reading.platform = reading.platform or "solaris"  # iostat -xn names the device last
             elif "%idle" in columns or "idle" in columns:
-                begin("cpu")
+                begin("cpu", index)
                 cpu_header = _Section.of(columns)
             continue
         if cpu_header is not None:
@@ -531,7 +726,7 @@ def _parse_iostat_columns(lines: list[str], reading: Reading) -> Reading:
             if row is not None:
                 shares = _cpu_from_row(row)
                 if shares:
-                    cpu_by_report[report] = shares
+                    cpu_by_report[report] = (index, shares)
                 continue
         if header is None:
             continue
@@ -540,19 +735,24 @@ def _parse_iostat_columns(lines: list[str], reading: Reading) -> Reading:
             continue
         disk = _disk_from_row(row)
         if disk is not None:
-            disks[disk[0]] = (report, disk[1])
+            disks[disk[0]] = (report, index, disk[1])
     reading.samples = report
     reading.since_boot_only = report < 2
     first = 1  # the since-boot report
-    if cpu_by_report:
-        reading.cpu = cpu_by_report[max(cpu_by_report)]
+    stale = read.join if read.join is not None else -1  # rows before it are middle intervals
+    if cpu_by_report and cpu_by_report[max(cpu_by_report)][0] > stale:
+        reading.cpu = cpu_by_report[max(cpu_by_report)][1]
         reading.sections.append("cpu")
-    for device, (at, figures) in disks.items():
+    for device, (at, index, figures) in disks.items():
+        if index < stale:
+            continue
         reading.disks[device] = figures
         if at <= first and report >= 2:  # only in the since-boot report (-z leaves idle devices out later)
             reading.since_boot_disks.add(device)
     if reading.disks:
         reading.sections.append("disk")
+    if read.join is not None and (cpu_by_report or disks) and (report_from is None or report_from < read.join):
+        reading.problem = read.dropped("iostat", "its last report")
     return _drop_unmeasured(reading)
 
 

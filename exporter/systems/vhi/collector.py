@@ -18,7 +18,7 @@ from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, read_text
 from ...core.settings import CollectorSettings, Duration
-from .parse import parse_cpu_list, parse_tcp
+from .parse import parse_cpu_list, parse_tcp, socket_inode
 
 P = f"{NAMESPACE}_vhi"
 MB = 1024 * 1024
@@ -114,7 +114,7 @@ class VhiCollector(Collector):
                                       "the session server's user or as root to count its connections") from None
             except FileNotFoundError:
                 continue  # exited
-            inodes = {int(link[8:-1]) for link in links if link.startswith("socket:[")}
+            inodes = {inode for inode in map(socket_inode, links) if inode is not None}
             if not inodes:
                 continue
             # the socket tables of the process's own network namespace
