@@ -15,7 +15,10 @@ input the target checks the parser's contract:
   it is still over, the parent process (not instrumented) times it again and judges that figure.
 
 A second part times the pathological inputs found before (runs of blanks, very long lines, huge integers) against
-the same budget (the best of three parses each).  Exits 1 on any exception, lost result, or input over budget.
+the same budget (the best of three parses each), and a third the worst shapes known (unbalanced parentheses, quotes
+without their match, words a regex backtracked over) at sizes n and 8n: the larger may take at most 24 times as
+long (8 when linear, 64 when quadratic).  Exits 1 on any exception, lost result, input over budget or shape that
+grows faster than linearly.
 
     python bench/fuzz.py                    # long form: 100,000 inputs per parser (docs/reliability.md)
     python bench/fuzz.py --runs 2000        # short form (the test suite)
@@ -120,7 +123,8 @@ def targets() -> dict[str, Target]:
         "proc_diskstats": Target(host.parse_diskstats, ("host1/proc/diskstats",), _sub_list),
         "proc_net_dev": Target(host.parse_net_dev, ("host1/proc/net/dev",), _sub_list),
         "proc_loadavg": Target(host.parse_loadavg, ("host1/proc/loadavg",), raises=(ValueError,)),
-        "proc_mounts": Target(oracle.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts"), _sub_list),
+        "proc_mounts": Target(oracle.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts",
+                                                    "oracle/proc/1/mounts"), _sub_list),
         "vhi_cpu_list": Target(vhi.parse_cpu_list, ("host1/proc/*/status",)),
         "vhi_tcp": Target(vhi.parse_tcp, ("host1/proc/*/net/tcp*", "host1/proc/net/tcp*"), _sub_dict),
         "host_text_sar": Target(textparse.parse_sar, ("real/host_text/*sar*", "host_text/*sar*"), _reading_keeps),
@@ -215,8 +219,42 @@ def _retime(target: Target, value, times: int = 3) -> float:
 
 
 # ---- the pathological inputs reported before -------------------------------------------------------------
+_WORST: dict[str, str] = {}
+
+
+def _host_worst(name: str) -> str:
+    """The worst shapes for the host and VHI parsers at the size a source can deliver (the runner keeps 4 MiB of a
+    command's output), built once from the genuine captures: a long ``sar`` whose Average block is at the very end
+    (issue 25: it was read from a middle interval), a long AIX ``iostat -DRTl``, /proc files of 400-digit
+    counters (OverflowError) and an affinity list of 125,000 repeated ranges (3 s and more of set additions)."""
+    if not _WORST:
+        real = FIX / "real" / "host_text"
+        sar = (real / "linux_sysstat_sar_udB.txt").read_text()
+        first, second = sar.index("02:47:35        CPU"), sar.index("02:47:36        CPU")
+        _WORST["sar"] = sar[:first] + sar[first:second] * ((4 << 20) // (second - first)) + sar[second:]
+        aix = (real / "aix_iostat_DRTl.txt").read_text().splitlines(keepends=True)
+        rows = "".join(aix[5:8])
+        _WORST["aix"] = "".join(aix[:5]) + rows * ((4 << 20) // len(rows)) + "".join(aix[7:])
+        huge = "9" * 400
+        _WORST["stat"] = (f"cpu0 {huge} {huge} 1 2 3 4 5 6 7 8\nctxt {huge}\n") * ((4 << 20) // 820)
+        _WORST["meminfo"] = ("MemTotal: " + "9" * 4300 + " kB\n") * ((4 << 20) // 4314)
+        _WORST["pid_stat"] = "1 (x) S " + " ".join([huge] * 10)[:4000]  # what one 4 KiB read can return
+        _WORST["cpu_list"] = ",".join(["0-8191"] * 125_000)
+    return _WORST[name]
+
+
+def _pid_stat_worst() -> None:
+    from exporter.core import procfs
+
+    try:
+        procfs.parse_pid_stat(_host_worst("pid_stat"))
+    except (ValueError, IndexError):  # the documented refusal: ProcessEntry.stat() reports the process as gone
+        pass
+
+
 def pathological() -> list[tuple[str, Callable[[], object]]]:
     from exporter.core.runner import CommandResult
+    from exporter.systems.host import parse as host
     from exporter.systems.host import textparse
     from exporter.systems.hpom import collector as hpom_collector
     from exporter.systems.hpom import parse as hpom
@@ -235,6 +273,10 @@ def pathological() -> list[tuple[str, Callable[[], object]]]:
          lambda: hpom.parse_opcsv_status(("x (1) " * 20 + "Running\n") * 30000)),
         ("parse_mqsc(80 KB SSLPEER( ) LPEER( ) line)", lambda: mq.parse_mqsc(
             "AMQ8417I: Display Channel Status details.\n   CHANNEL(A)\n" + "   SSLPEER( ) LPEER( )" * 4000 + "\n")),
+        ("parse_mqsc(96 KB of LPEER(ER( ) on one line)", lambda: mq.parse_mqsc(
+            "AMQ8417I: Display Channel Status details.\n   CHANNEL(A)\n   " + "LPEER(ER( ) " * 8_000 + "\n")),
+        ('parse_mqsc(AMQ line of 20,000 "display")', lambda: mq.parse_mqsc("AMQ9999I: " + "display " * 20_000)),
+        ("describe_mqwb_error(100,000 nested brackets)", lambda: mq.describe_mqwb_error(b"[" * 100_000)),
         ('parse_count("9" * 5000)', lambda: hpom.parse_count("9" * 5000)),
         ("parse_ovc_status(a 4,300-digit pid)", lambda: hpom.parse_ovc_status(
             "ovcd  OV Control  CORE  (" + "1" * 4300 + ")  Running\n")),
@@ -242,10 +284,63 @@ def pathological() -> list[tuple[str, Callable[[], object]]]:
             "opcmsgm  OVO Message Manager  (" + "1" * 4300 + ")  Running\n")),
         ("to_age(10**400)", lambda: mq.to_age(10**400)),
         ('parse_cpu_list("0-10000000")', lambda: vhi.parse_cpu_list("0-10000000")),
+        ('parse_cpu_list(878 KB: "0-8191" x 125,000)', lambda: vhi.parse_cpu_list(_host_worst("cpu_list"))),
+        ("parse_sar(4 MiB of sysstat intervals, Average last)", lambda: textparse.parse_sar(_host_worst("sar"))),
+        ("parse_iostat(4 MiB of AIX iostat -DRTl rows)", lambda: textparse.parse_iostat(_host_worst("aix"))),
+        ("parse_stat(4 MiB of 400-digit counters)", lambda: host.parse_stat(_host_worst("stat"))),
+        ("parse_meminfo(4 MiB of 4,300-digit values)", lambda: host.parse_meminfo(_host_worst("meminfo"))),
+        ("parse_pid_stat(4 KiB of 400-digit fields)", _pid_stat_worst),
         # found by bench/faults.py with a flood of one 4 MiB line: the secret mask took 26 s on 20,000 characters
         ("ovconfget error text of one 4 MiB line (secret mask)", lambda: hpom_collector._ovconfget_failure(
             ovconfget, [hpom.ovconfget_problems("f" * (4 << 20))[0]])),
     ]
+
+
+# ---- linear time: the worst shapes known, n against 8n -----------------------------------------------------
+LINEAR_RATIO = 24.0  # the time of 8n over the time of n: 8 when linear, 64 when quadratic
+
+
+def linear_shapes() -> list[tuple[str, Callable[[int], Callable[[], object]], int]]:
+    """(label, n -> the parse of a shape of size n, n): shapes that once made a parser quadratic."""
+    from exporter.systems.ibmmq import parse as mq
+
+    header = "AMQ8417I: Display Channel Status details.\n   CHANNEL(A)\n   "
+    pub = "Publication received PutDate:20250320 PutTime:15320100 Interval:10.000 seconds\n"
+    return [
+        ("parse_mqsc: LPEER(ER( ) x n on one line", lambda n: lambda: mq.parse_mqsc(header + "LPEER(ER( ) " * n + "\n"),
+         1000),
+        ("parse_mqsc: DESCR('x) x n, one quote at the end", lambda n: lambda: mq.parse_mqsc(
+            header + "DESCR('x) " * n + "'\n"), 1000),
+        ('parse_mqsc: AMQ line of n "display"', lambda n: lambda: mq.parse_mqsc("AMQ9999I: " + "display " * n + "\n"),
+         10_000),
+        ("parse_mqsc: 9 continued lines of A(( x n", lambda n: lambda: mq.parse_mqsc(
+            header + ("A(" + "(" * n + "\n   ") * 9), 2000),
+        ("parse_dspmq_records: QMNAME(x) A(b x n", lambda n: lambda: mq.parse_dspmq_records(
+            "QMNAME(x) " + "A(b " * n + "\n"), 4000),
+        ("parse_amqsrua: a 1 1 1 ... x n", lambda n: lambda: mq.parse_amqsrua(pub + "a" + " 1" * n + "x\n"), 4000),
+    ]
+
+
+def _best(call: Callable[[], object], times: int = 5) -> float:
+    best = float("inf")
+    for _ in range(times):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def check_linear() -> list[str]:
+    failures = []
+    print(f"\nlinear time (best of 5; 8n over n: 8 when linear, 64 when quadratic, at most {LINEAR_RATIO:.0f}):")
+    for label, shape, n in linear_shapes():
+        small, large = _best(shape(n)), _best(shape(8 * n))
+        ratio = large / max(small, 1e-6)
+        verdict = "ok" if ratio <= LINEAR_RATIO else "FAIL"
+        if verdict != "ok":
+            failures.append(label)
+        print(f"  {label:55s} n={n:<6d} {small * 1000:8.2f} ms  8n {large * 1000:8.2f} ms  x{ratio:5.1f}  {verdict}")
+    return failures
 
 
 def main() -> int:
@@ -274,6 +369,7 @@ def main() -> int:
         if verdict != "ok":
             failures.append(label)
         print(f"  {label:55s} {took:9.2f} ms  {verdict}{error}")
+    failures += check_linear()
 
     names = args.only or sorted(targets())
     work = Path(tempfile.mkdtemp(prefix="mwe-fuzz-"))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from exporter.core.backoff import Backoff
 from exporter.core.collector import Context
 from exporter.systems.ibmmq import pcf
 from exporter.systems.ibmmq import resstats as rs
@@ -341,6 +342,57 @@ def test_errors_carry_no_password(fake_mq):
     assert "s3cret-pw" not in str(info.value) and "********" in str(info.value)
 
 
+def _pcf_collector(monkeypatch):
+    monkeypatch.setenv("MQ_PW", "s3cret-pw")
+    return _collector(monkeypatch, [{"name": "QM1", "backend": "pcf", "channel": "MONITOR.SVRCONN",
+                                     "conn_name": "mqhost(1414)", "username": "monitor", "password_env": "MQ_PW"}])
+
+
+def test_a_refused_subscription_leaks_no_handle(fake_mq, monkeypatch):
+    """Issue 25 #3: 2035 on one queue's STATQ topic made every run drop its handles unclosed (3, 6, 9, ... open
+    until MAXHANDS, 2017).  Now the refused topic is tried again each run, the others stay subscribed and keep
+    counting, the handles held stay constant, and every handle opened is closed in the end."""
+    mq, clock = fake_mq
+    mq.SCENARIO.update(deny_topics=["/STATQ/OUTPUT/"], maxhands=30)
+    c = _pcf_collector(monkeypatch)
+    open_after_run, runs = [], []
+    for _ in range(12):
+        runs.append(collect(c))
+        open_after_run.append(mq.handles()["open"])
+        clock.now += 10
+    assert open_after_run == [4] * 12  # STATMQI PUT/GET and RULESIN PUT/GET, held from run to run
+    for samples, batch in runs:
+        assert samples["middleware_ibmmq_statistics_success", (("qmgr", "QM1"), ("source", "publications"))] == 0
+        assert samples["middleware_ibmmq_backend_success", (("backend", "pcf"), ("qmgr", "QM1"))] == 1
+        error = batch.errors["QM1/statistics"]
+        assert "2 subscription(s) refused, first: STATQ/OUTPUT/PUT: MQRC 2035 (not authorized" in error
+    tp = c.qmgrs[0].backend.snapshot().throughput
+    assert tp.qmgr_gets == 12 * 2150 and tp.queue_gets == {"RULESIN": 12 * 1075}  # nothing lost meanwhile
+    mq.SCENARIO["deny_topics"] = []  # authority granted: subscribed at the next run, and the counts come back
+    samples, batch = collect(c)
+    assert "QM1/statistics" not in batch.errors and mq.handles()["open"] == 6
+    assert samples["ibmmq_queue_mqget_count_total", (("qmgr", "QM1"), ("queue", "RULESIN"))] == 12 * 1075
+    c.close()
+    counts = mq.handles()
+    assert counts["open"] == 0 and counts["opened"] == counts["closed"] + counts["disconnected"]
+
+
+def test_a_failed_run_closes_the_subscriptions_it_holds(fake_mq):
+    """A run that fails for a reason of the connection (here MAXHANDS: 2017) while the connection stays open closes
+    what it holds; before, the handles were forgotten open and every later run failed with 2017."""
+    mq, clock = fake_mq
+    mq.SCENARIO["maxhands"] = 5  # STATMQI x2 + two queues x2 need 6
+    backend = pcf_backend()
+    for _ in range(5):
+        tp = backend.snapshot().throughput
+        assert tp.error == "MQRC 2017"
+        counts = mq.handles()
+        assert counts["open"] == 0 and counts["opened"] == counts["closed"]
+        clock.now += 10
+    mq.SCENARIO["maxhands"] = 6
+    assert backend.snapshot().throughput.error is None and mq.handles()["open"] == 6
+
+
 def test_reset_qstats_is_opt_in_and_sums_what_each_reset_returns(fake_mq):
     mq, clock = fake_mq
     assert pcf_backend(statistics="publications") and QueueManagerEntry(
@@ -449,6 +501,147 @@ def test_amqsrua_failures_are_the_sources_own():
         stats.stop()
         tp = stats.read([])
         assert tp is not None and message in tp.error
+
+
+class SimulatedWait:
+    """The worker's wait on a simulated clock: records each delay, stops the worker after ``until`` seconds."""
+
+    def __init__(self, until: float) -> None:
+        self.until = until
+        self.now = 0.0
+        self.delays: list[float] = []
+
+    def __call__(self, delay: float) -> bool:
+        self.delays.append(delay)
+        self.now += delay
+        return self.now >= self.until
+
+
+class EndsAtOnce:
+    """A runner whose amqsrua ends at once, as with the queue manager ended (2059); stops a runaway worker."""
+
+    def __init__(self, outputs=(), limit: int = 1000) -> None:
+        self.outputs = list(outputs)
+        self.calls = 0
+        self.limit = limit
+        self.stats: AmqsruaStats | None = None
+
+    def __call__(self, argv, timeout, env=None):
+        self.calls += 1
+        if self.calls >= self.limit and self.stats is not None:
+            self.stats.stop()  # without back-off the worker would spin here for ever
+        text = self.outputs.pop(0) if self.outputs else "MQCONN ended with reason code 2059\n"
+        return type("R", (), {"stdout": text, "stderr": "", "returncode": 0})()
+
+
+def _run_worker(stats: AmqsruaStats) -> None:
+    stats.read([])
+    assert stats._thread is not None
+    stats._thread.join(30)
+    assert not stats._thread.is_alive()
+
+
+def test_amqsrua_that_ends_at_once_is_started_again_with_capped_exponential_backoff():
+    """Issue 25 #2: an amqsrua that exits at once was started again with no pause (570 spawns in 2 s with a
+    stand-in).  Over a simulated hour: MONINT, then twice as long each time, at most 300 s."""
+    wait = SimulatedWait(until=3600)
+    runner = EndsAtOnce()
+    stats = AmqsruaStats("QM1", "/x/amqsrua", monint=10, ticks=3, runner=runner, wait=wait)
+    runner.stats = stats
+    _run_worker(stats)
+    assert runner.calls == stats.spawns < 30  # 17-19 in an hour, not thousands
+    expected = [min(300.0, 10.0 * 2**k) for k in range(len(wait.delays))]
+    assert all(0.9 * e <= d <= e for d, e in zip(wait.delays, expected, strict=True))
+    assert max(wait.delays) > 250 and sum(wait.delays[:5]) < 310  # it doubles, and it is capped
+    tp = stats.read([])
+    assert tp is not None and tp.error.startswith("amqsrua: MQCONN ended with reason code 2059 (queue manager "
+                                                  "not available); ")
+    assert "failed in a row, next try in" in tp.error
+
+
+def test_amqsrua_backoff_starts_again_after_a_run_with_publications():
+    text = (AMQSRUA / "statmqi_statq_two_ticks.txt").read_text()
+    fail = "MQSUB ended with reason code 2035\n"
+    wait = SimulatedWait(until=100)
+    runner = EndsAtOnce([fail, fail, fail, text, fail, ""])
+    stats = AmqsruaStats("QM1", "/x/amqsrua", monint=10, ticks=2, runner=runner, wait=wait,
+                         backoff=Backoff(first=10, cap=300, jitter=0))
+    runner.stats = stats
+    _run_worker(stats)
+    assert wait.delays == [10, 20, 40, 10, 20]  # the run with publications was followed at once, and reset it
+    assert "no publication (exit status 0: 'no output'); 2 failed in a row, next try in 20 s" in stats.read([]).error
+
+
+def test_backoff_bounds():
+    b = Backoff(first=0.5, cap=4, jitter=0)
+    assert [b.failed() for _ in range(6)] == [0.5, 1, 2, 4, 4, 4] and b.failures == 6
+    b.succeeded()
+    assert b.failed() == 0.5
+    b = Backoff(first=1, cap=10, jitter=0.1, rng=lambda: 1.0)
+    assert b.failed() == pytest.approx(0.9)
+    b.failures = 10**6  # no overflow after days of failures
+    assert b.peek() == 10
+    with pytest.raises(ValueError):
+        Backoff(first=0, cap=1)
+
+
+AMQSRUA_ENDS_AT_ONCE = """import sys, time
+with open(sys.argv[0] + ".spawns", "a") as log:
+    log.write(f"{time.monotonic()}\\n")
+print("MQCONN ended with reason code 2059")
+"""
+
+
+@pytest.mark.integration
+def test_exporter_backs_off_an_amqsrua_that_ends_at_once(tmp_path, start_exporter):
+    """Issue 25 #2 at process level: a real exporter (runmqsc back-end, stand-in dspmq, runmqsc and amqsrua, MONINT
+    0.2 s) starts an amqsrua that exits at once (the queue manager failed over: 2059) again only after 0.2, 0.4,
+    0.8, 1.6 s (each less at most 10 % jitter), not hundreds of times a second; the source's success is 0 with the
+    error text in /metrics and /api/v1/collectors."""
+    import json
+    import time
+
+    import yaml
+
+    from .conftest import PYTHON, shell_script
+
+    display = Path(__file__).resolve().parent / "fixtures" / "mq" / "runmqsc"
+    amqsrua = tmp_path / "amqsrua"
+    amqsrua.write_text(f"#!{PYTHON}\n" + AMQSRUA_ENDS_AT_ONCE)
+    amqsrua.chmod(0o755)
+    qm = {"name": "QM1", "backend": "runmqsc", "monitor_interval": 0.2, "amqsrua": str(amqsrua),
+          "dspmq": shell_script(tmp_path / "dspmq", f"cat '{display / 'qm1_dspmq.txt'}'\n"),
+          "runmqsc": shell_script(tmp_path / "runmqsc", f"cat >/dev/null; cat '{display / 'qm1_display.txt'}'\n")}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
+                                                     "ibmmq": {"enabled": True, "interval": 1, "timeout": 1,
+                                                               "queue_managers": [qm]}}}))
+    exporter = start_exporter("--config", str(config))
+    spawns_file = Path(str(amqsrua) + ".spawns")
+    give_up = time.monotonic() + 60
+    spawns: list[float] = []
+    while len(spawns) < 5 and time.monotonic() < give_up:
+        time.sleep(0.2)
+        spawns = [float(x) for x in spawns_file.read_text().split()] if spawns_file.exists() else []
+    assert len(spawns) >= 5, f"amqsrua started {len(spawns)} times in 60 s"
+    gaps = [b - a for a, b in zip(spawns[:4], spawns[1:5], strict=True)]
+    # each gap is at least its wait (a wait never ends early; only the start of a process adds to it)
+    assert all(gap >= 0.95 * 0.9 * 0.2 * 2**k for k, gap in enumerate(gaps)), gaps
+    assert spawns[4] - spawns[0] >= 0.95 * 0.9 * 0.2 * 15  # five starts took 2.7 s at least, not milliseconds
+    give_up = time.monotonic() + 30
+    while True:
+        _, _, body = exporter.get("/metrics")
+        line = next((x for x in body.decode().splitlines()
+                     if x.startswith('middleware_ibmmq_statistics_success{qmgr="QM1",source="amqsrua"}')), "")
+        if line.endswith((" 0", " 0.0")) or time.monotonic() > give_up:
+            break
+        time.sleep(0.2)
+    assert float(line.split()[-1]) == 0, line
+    _, _, body = exporter.get("/api/v1/collectors")
+    ibmmq = next(c for c in json.loads(body) if c["name"] == "ibmmq")
+    error = ibmmq["source_errors"]["QM1/statistics"]
+    assert "amqsrua: MQCONN ended with reason code 2059 (queue manager not available)" in error
+    assert "next try in" in error
 
 
 def test_amqsrua_caps_queues_at_what_it_accepts():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,8 @@ _DISPLAY_IDS = frozenset({
 })
 
 _AMQ_LINE = re.compile(r"^\s*(AMQ\d{4})([A-Z])?\s*:\s?(.*)$")
-_HEADER_TEXT = re.compile(r"\bdisplay\b.*\bdetails\b", re.IGNORECASE)
+_DISPLAY_WORD = re.compile(r"\bdisplay\b", re.IGNORECASE)
+_DETAILS_WORD = re.compile(r"\bdetails\b", re.IGNORECASE)
 _BANNER = re.compile(r"^\s*(?:\d{4}-[A-Z0-9]{3}\b.*\(C\)|Starting (?:local )?MQSC for\b)", re.IGNORECASE)
 _ECHO = re.compile(r"^\s*\d+\s*:(?:\s|$)")
 _SUMMARY = re.compile(r"^\s*(?:One|No|All|\d+)\s+(?:valid\s+)?(?:MQSC\s+)?commands?\b", re.IGNORECASE)
@@ -45,6 +47,9 @@ _DSPMQ_NAME = re.compile(r"\bQMNAME\(([^()]*)\)")
 _DSPMQ_FIELD = re.compile(r"\b([A-Z][A-Z0-9]{0,19})\(([^()]*)\)")
 _DSPMQ_INSTANCE = re.compile(r"^\s+INSTANCE\(([^()]*)\)\s+MODE\(([^()]*)\)")
 _MAX_CONTINUATION_LINES = 8
+_PARENS = re.compile(r"[()]")
+_QUOTES = re.compile(r"'")
+_BLANKS = re.compile(r" *")
 
 # Line kinds.
 _BLANK, _SKIP, _AMQ, _ATTRS = range(4)
@@ -79,7 +84,7 @@ def parse_mqsc(text: str) -> tuple[list[dict[str, str]], list[str]]:
             if kind == _AMQ:
                 match = _AMQ_LINE.match(lines.line(i))
                 if match is not None and (match.group(1) in _DISPLAY_IDS or (
-                        (match.group(2) or "I") == "I" and _HEADER_TEXT.search(match.group(3)))):
+                        (match.group(2) or "I") == "I" and _is_header_text(match.group(3)))):
                     current = {}  # an object's attributes follow (errors are never headers, whatever their text)
                 else:
                     errors.append(lines.line(i).strip())
@@ -87,6 +92,14 @@ def parse_mqsc(text: str) -> tuple[list[dict[str, str]], list[str]]:
     if current:
         blocks.append(current)
     return blocks, errors
+
+
+def _is_header_text(text: str) -> bool:
+    """"display" and, after it, "details" (a translated header): the first "display" and one search after it,
+    linear (the one regex ``display.*details`` backtracked to the end of the line from every "display").
+    """
+    display = _DISPLAY_WORD.search(text)
+    return display is not None and _DETAILS_WORD.search(text, display.end()) is not None
 
 
 def _classify(line: str) -> int:
@@ -150,6 +163,7 @@ def _parse_attribute_line(lines: _Lines, i: int, block: dict[str, str]) -> int:
     consumed = 1
     # A line of prose (not indented, no NAME(value) on it) must not contribute bare keywords.
     allow_bare = s[:1].isspace() or bool(_VALUED_TOKEN.search(s))
+    closer: _Closer | None = None
     pos = 0
     while pos < len(s):
         while pos < len(s) and s[pos].isspace():
@@ -170,7 +184,9 @@ def _parse_attribute_line(lines: _Lines, i: int, block: dict[str, str]) -> int:
             continue
         start = after + 1
         while True:
-            close = _find_close(s, start)
+            if closer is None or closer.s is not s:
+                closer = _Closer(s)  # once per line (and per continuation line added to it)
+            close = closer.find(start)
             if close < 0 and not lines.cut_at(i + consumed):
                 close = _plausible_close(s, start)
             if close >= 0:
@@ -191,16 +207,86 @@ def _next_space(s: str, pos: int) -> int:
     return pos
 
 
-def _find_close(s: str, start: int) -> int:
-    """Index of the parenthesis closing a value that starts at ``start``, or -1 when it is not on this line.
+class _Closer:
+    """Where each value of one line ends: the index of the parenthesis closing a value that starts at ``start``, or
+    -1 when it is not on this line.
 
-    Nested parentheses are counted; a closing parenthesis directly followed by something other than a blank
-    or the end of the line is taken as part of the value (``DESCR(Smile :))``).  A value starting with a quote
-    runs to the matching quote (``''`` is an escaped quote), so parentheses inside quotes do not count.
+    Nested parentheses are counted; a closing parenthesis directly followed by something other than a blank or the
+    end of the line is taken as part of the value (``DESCR(Smile :))``).  A value starting with a quote runs to
+    the matching quote (``''`` is an escaped quote), so parentheses inside quotes do not count; a quoted value not
+    followed by its ``)`` falls back to counting parentheses.
+
+    Linear in the line for all its values together.  Scanning from each value's start to its close, as before,
+    read an unbalanced line to its end once per value (``LPEER(ER( ) LPEER(ER( ) ...``: 6 s for 48 KB, quadratic).
+    A well-formed line is still scanned value by value (each scan stops at its close, where the next value starts),
+    but only while the scans together may read at most twice the line; past that, the answers for every
+    parenthesis and quote are computed once, right to left, and each value looks its own up.
     """
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+        self._budget = 2 * len(s) + 64  # characters the scans may still read
+        self.parens: list[int] = []
+        self.quotes: list[int] = []
+        self._close: list[int] | None = None
+        self._quote_end: list[int] = []
+
+    def find(self, start: int) -> int:
+        if self._close is None:
+            if 2 * (len(self.s) - start) <= self._budget:  # a scan reads at most that much
+                close, read = _scan_close(self.s, start)
+                self._budget -= read
+                return close
+            self._tables()
+        return self._lookup(start)
+
+    def _tables(self) -> None:
+        s = self.s
+        self.parens = parens = [m.start() for m in _PARENS.finditer(s)]
+        self.quotes = quotes = [m.start() for m in _QUOTES.finditer(s)]
+        match = [-1] * len(parens)  # the index (in parens) of the ")" closing each "("
+        stack: list[int] = []
+        for k, at in enumerate(parens):
+            if s[at] == "(":
+                stack.append(k)
+            elif stack:
+                match[stack.pop()] = k
+        # close[k]: the answer of a count starting at parens[k] at depth 1 (close[len]: at the end of the line)
+        close = [-1] * (len(parens) + 1)
+        for k in range(len(parens) - 1, -1, -1):
+            at = parens[k]
+            if s[at] == "(":  # depth 2 until its own ")", back to depth 1 after it
+                close[k] = close[match[k] + 1] if match[k] >= 0 else -1
+            elif at + 1 >= len(s) or s[at + 1].isspace():
+                close[k] = at  # a ")" at depth 1 before a blank or the end: the close
+            else:
+                close[k] = close[k + 1]  # part of the value (DESCR(Smile :)))
+        # quote_end[k]: the index (in quotes) of the quote ending a quoted text that starts after quotes[k - 1]
+        quote_end = [-1] * (len(quotes) + 2)
+        for k in range(len(quotes) - 1, -1, -1):
+            paired = k + 1 < len(quotes) and quotes[k + 1] == quotes[k] + 1
+            quote_end[k] = quote_end[k + 2] if paired else k  # '' is an escaped quote
+        self._close, self._quote_end = close, quote_end
+
+    def _lookup(self, start: int) -> int:
+        s = self.s
+        assert self._close is not None
+        j = _BLANKS.match(s, start).end()
+        if j < len(s) and s[j] == "'":
+            end = self._quote_end[bisect_right(self.quotes, j)]  # from the first quote after the opening one
+            if end >= 0:
+                after = _BLANKS.match(s, self.quotes[end] + 1).end()
+                if after < len(s) and s[after] == ")" and (after + 1 >= len(s) or s[after + 1].isspace()):
+                    return after
+        return self._close[bisect_left(self.parens, start)]
+
+
+def _scan_close(s: str, start: int) -> tuple[int, int]:
+    """The close of one value read from its start (see :class:`_Closer`), and how many characters that read."""
     j = start
     while j < len(s) and s[j] == " ":
         j += 1
+    read = 0
     if j < len(s) and s[j] == "'":
         j += 1
         while j < len(s):
@@ -212,9 +298,10 @@ def _find_close(s: str, start: int) -> int:
                 while j < len(s) and s[j] == " ":
                     j += 1
                 if j < len(s) and s[j] == ")" and (j + 1 >= len(s) or s[j + 1].isspace()):
-                    return j
+                    return j, j - start
                 break  # not a well-formed quoted value: fall back to counting parentheses
             j += 1
+        read = j - start
     depth = 1
     for j in range(start, len(s)):
         c = s[j]
@@ -224,9 +311,9 @@ def _find_close(s: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 if j + 1 >= len(s) or s[j + 1].isspace():
-                    return j
+                    return j, read + j - start
                 depth = 1
-    return -1
+    return -1, read + len(s) - start
 
 
 def _plausible_close(s: str, start: int) -> int:
@@ -519,7 +606,7 @@ def describe_mqwb_error(body: bytes) -> tuple[str, str]:
     empty strings when the body is not one."""
     try:
         data = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested deeper than the interpreter's stack
         return "", ""
     errors = data.get("error") if isinstance(data, dict) else None
     first = next((e for e in errors if isinstance(e, dict)), None) if isinstance(errors, list) else None

@@ -276,8 +276,10 @@ class PcfBackend(Backend):
                 return stats.read(self._adapter.reset_q_stats, queues)
             return stats.read(self._adapter, queues)
         except Exception as exc:  # noqa: BLE001 - MQMIError, garbage, a missing class: only this source fails
-            if isinstance(stats, PublicationStats) and getattr(exc, "reason", None) is not None:
-                stats.forget()  # e.g. the connection broke: subscribe again next time
+            if isinstance(stats, PublicationStats):
+                # the connection stays open: close what the run holds (forgetting the handles leaked them until
+                # MAXHANDS); a broken connection refuses the closes and takes its subscriptions with it anyway
+                stats.release(self._adapter)
             text = str(exc) if isinstance(exc, StatisticsError) else describe_error(exc)
             return Throughput(source=stats.source, error=self._secret_free(text)[:300],
                               duration=time.monotonic() - started)

@@ -9,7 +9,8 @@ Three sources, one per way of reaching the queue manager:
 * :class:`AmqsruaStats` (``runmqsc`` back-end): IBM's ``amqsrua`` sample, which makes the same subscriptions and
   prints the publications as text.  It waits for publications (every MONINT, 10 s by default), so it runs in a
   worker thread of its own, one bounded command after the other, and a collection only takes what has arrived:
-  neither a scrape nor a collection ever waits for the queue manager's next publication.
+  neither a scrape nor a collection ever waits for the queue manager's next publication.  One that ends without
+  a publication is started again after a growing wait (``core/backoff.py``), never in a loop.
 * :class:`ResetQstatsStats` (``pcf`` back-end, opt-in only): PCF RESET QSTATS per monitored queue.  DESTRUCTIVE:
   the queue manager's enqueue/dequeue counters are cleared for every other reader of them.
 
@@ -26,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from ...core.backoff import Backoff
 from ...core.runner import CommandError, CommandNotFound, CommandTimeout, run_command
 from ...core.textlines import first_line
 from . import resstats as rs
@@ -35,8 +37,12 @@ from .parse import parse_amqsrua
 log = logging.getLogger("middleware_exporter.ibmmq.statistics")
 
 MQRC_NO_MSG_AVAILABLE = 2033
+# MQSUB reasons that concern one topic, not the connection: MQRC_NOT_AUTHORIZED, MQRC_UNKNOWN_OBJECT_NAME,
+# MQRC_TOPIC_STRING_ERROR.  Any other reason fails the run, and the subscriptions held are closed.
+SUBSCRIPTION_REASONS = frozenset({2035, 2085, 2425})
 MAX_MESSAGES_PER_SUBSCRIPTION = 1000  # per run; 1,000 intervals of 10 s are almost three hours of backlog
 AMQSRUA_MAX_TYPES = 100  # amqsrua takes at most 100 -t arguments (MAX_TYPE_COUNT in the sample's source)
+AMQSRUA_BACKOFF_CAP = 300.0  # seconds: the longest wait before amqsrua is started again after failures
 
 
 class StatisticsError(Exception):
@@ -153,6 +159,14 @@ class PublicationStats:
         self.subs.clear()
         self._adapter = None
 
+    def release(self, adapter: SubscribingAdapter) -> None:
+        """A run failed while the connection stays open: close every subscription held (the next run subscribes
+        again).  Dropping them without closing leaked one object handle and one managed queue, still filling with
+        publications, per subscription and failed run, until the connection ran out of handles (MAXHANDS, 2017)."""
+        for key in list(self.subs):
+            self._drop(adapter, key)
+        self.forget()
+
     def read(self, adapter: SubscribingAdapter, queues: list[str]) -> Throughput:
         started = time.monotonic()
         if adapter is not self._adapter:
@@ -163,12 +177,20 @@ class PublicationStats:
         wanted = sorted(set(queues))[: self.max_queues]
         for key in [k for k in self.subs if k[2] is not None and k[2] not in wanted]:
             self._drop(adapter, key)
+        refused: list[str] = []
         for kind in ("PUT", "GET"):
             if ("STATMQI", kind, None) not in self.subs:
                 self._subscribe(adapter, "STATMQI", kind, None)
             for queue in wanted:
                 if ("STATQ", kind, queue) not in self.subs:
-                    self._subscribe(adapter, "STATQ", kind, queue)
+                    try:
+                        self._subscribe(adapter, "STATQ", kind, queue)
+                    except Exception as exc:
+                        if getattr(exc, "reason", None) not in SUBSCRIPTION_REASONS:
+                            raise
+                        # this queue's topic only (e.g. no subscribe authority on it): the others keep counting,
+                        # and it is tried again next run
+                        refused.append(f"STATQ/{queue}/{kind}: {describe_error(exc)}")
         errors: list[str] = []
         for sub in list(self.subs.values()):
             for _ in range(MAX_MESSAGES_PER_SUBSCRIPTION):
@@ -186,8 +208,13 @@ class PublicationStats:
         result.subscriptions = len(self.subs)
         result.not_subscribed = max(0, len(set(queues)) - len(wanted))
         result.duration = time.monotonic() - started
+        problems = []
+        if refused:
+            problems.append(f"{len(refused)} subscription(s) refused, first: {refused[0]}"
+                            + _reason_hint(refused[0]))
         if errors:
-            result.error = f"{len(errors)} unusable publication(s), first: {errors[0][:300]}"
+            problems.append(f"{len(errors)} unusable publication(s), first: {errors[0][:300]}")
+        result.error = "; ".join(problems) or None
         return result
 
     def _use(self, sub: _Sub, data: bytes) -> None:
@@ -240,13 +267,15 @@ class AmqsruaStats:
     ``amqsrua -m QM -c STATMQI -t PUT -t GET -c STATQ -t PUT -o Q1 -t GET -o Q1 ... -n N``, where N is the number
     of publications of ``ticks`` intervals.  It ends right after a publication, and the next command subscribes
     again long before the next one is due, so no interval is lost between commands.  ``read`` takes what the
-    worker has parsed since the last collection and never waits."""
+    worker has parsed since the last collection and never waits.  A command that brings no publication (it ends at
+    once: 2059, 2035, ssh refused) is followed by the next only after a capped exponential back-off."""
 
     source = "amqsrua"
 
     def __init__(self, qmgr: str, amqsrua: str, command_prefix: list[str] | None = None, monint: float = 10.0,
                  ticks: int = 3, max_queues: int = 49, env: dict[str, str] | None = None,
-                 runner: Callable[..., Any] = run_command) -> None:
+                 runner: Callable[..., Any] = run_command, backoff: Backoff | None = None,
+                 wait: Callable[[float], bool] | None = None) -> None:
         self.qmgr = qmgr
         self.amqsrua = amqsrua
         self.prefix = list(command_prefix or [])
@@ -263,6 +292,11 @@ class AmqsruaStats:
         self._runs = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # an amqsrua that ends at once (2059, 2035, ssh refused) is started again after MONINT, then twice as long
+        # each time, at most AMQSRUA_BACKOFF_CAP; one that brought publications is started again at once
+        self.backoff = backoff or Backoff(first=max(0.1, monint), cap=max(AMQSRUA_BACKOFF_CAP, monint))
+        self._wait = wait or self._stop.wait  # returns True when stopped (tests pass a simulated clock)
+        self.spawns = 0  # amqsrua commands started
 
     @property
     def present(self) -> bool:
@@ -282,10 +316,12 @@ class AmqsruaStats:
         # the ticks, one more interval for the first, and amqsrua's own 30 s wait for a publication
         return (self.ticks + 1) * self.monint + 35.0
 
-    def _run_once(self) -> None:
+    def _run_once(self) -> bool:
+        """One amqsrua command; True when it brought publications (it did its work, whatever else it said)."""
         with self._lock:
             queues = list(self._queues)
         argv = self.argv(queues)
+        self.spawns += 1
         try:
             result = self.runner(argv, timeout=self.timeout(),
                                  env={**os.environ, **self.env} if self.env is not None else None)
@@ -312,20 +348,31 @@ class AmqsruaStats:
                 self._error = f"amqsrua: no publication (exit status {result.returncode}: {hint[:120]!r})"
             else:
                 self._error = None
+        return bool(output.publications)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
+            error: str | None = None
             try:
-                self._run_once()
-                continue
+                if self._run_once():
+                    self.backoff.succeeded()
+                    continue  # at once: the next command subscribes before the next publication is due
             except StatisticsError as exc:
                 error = str(exc)
             except Exception as exc:  # noqa: BLE001 - the worker must survive anything and say what it was
                 error = f"amqsrua worker: {type(exc).__name__}: {exc}"
+            delay = self.backoff.failed()
             with self._lock:
-                self._error = error
-                self._runs += 1
-            self._stop.wait(self.monint)  # back off before the next try
+                if error is not None:
+                    self._error = error
+                    self._runs += 1
+                elif self._error is None:
+                    self._error = "amqsrua: no publication"
+                seconds = f"{delay:.0f}" if delay >= 10 else f"{delay:.1f}"
+                self._error += (f"; {self.backoff.failures} failed in a row, next try in {seconds} s"
+                                if self.backoff.failures > 1 else f"; next try in {seconds} s")
+            if self._wait(delay):  # back off: never restarted in a loop (sshd MaxStartups, fail2ban)
+                return
 
     def read(self, queues: list[str]) -> Throughput | None:
         """What has arrived since the last call, added to the counters; None before the first command ended."""

@@ -14,7 +14,10 @@ Scenario keys: ``qmgr``, ``monint`` (s), ``start`` (epoch s, default: first use)
 max_depth, share}]), ``gets``/``puts`` ([[seconds after start, messages per second], ...], step functions),
 ``garbage`` (None, "truncated", "wrong_length", "unknown_element", "huge", "not_pcf"), ``deny_subscribe``,
 ``no_metadata``, ``connect_error`` (a text echoed in the MQMIError, for the scrubbing test), ``get_delay`` (s),
-``reset_enq``/``reset_deq`` (counts RESET_Q_STATS returns and clears).
+``reset_enq``/``reset_deq`` (counts RESET_Q_STATS returns and clears), ``deny_topics`` (substrings of the topics
+whose MQSUB fails with 2035, e.g. one queue's ``STATQ/OUTPUT/``) and ``maxhands`` (the handles one connection may
+hold, 256 by default as the queue manager's MAXHANDS; one more fails with 2017).  :func:`handles` counts the
+subscription handles opened, closed (MQCLOSE) and closed by the disconnect, as a queue manager would see them.
 """
 
 from __future__ import annotations
@@ -106,9 +109,23 @@ def reset() -> None:
     CALLS.clear()
 
 
+def handles() -> dict[str, int]:
+    """Subscription handles: opened, closed by MQCLOSE, closed by MQDISC, and open now (all connections)."""
+    with _lock:
+        counts = {key: _state.get(key, 0) for key in ("opened", "closed", "disconnected")}
+    counts["open"] = counts["opened"] - counts["closed"] - counts["disconnected"]
+    return counts
+
+
+def _count(key: str, n: int = 1) -> None:
+    with _lock:
+        _state[key] = _state.get(key, 0) + n
+
+
 class QueueManager:
     def __init__(self, name: Any = None) -> None:
         self.name = None
+        self.handles: set[Subscription] = set()  # open subscription handles of this connection
 
     def connect_with_options(self, name: str, cd: Any = None, user: str | None = None, password: str | None = None,
                              **kw: Any) -> None:
@@ -122,6 +139,10 @@ class QueueManager:
 
     def disconnect(self) -> None:
         CALLS.append(("disconnect",))
+        for sub in list(self.handles):  # MQDISC closes the connection's handles; non-durable subscriptions go
+            sub.closed = True
+        _count("disconnected", len(self.handles))
+        self.handles.clear()
 
 
 class PCFExecute:
@@ -168,8 +189,12 @@ class Subscription:
         s = scenario()
         topic = topic_string.decode() if isinstance(topic_string, bytes) else str(topic_string)
         CALLS.append(("sub", topic, sub_opts))
-        if s.get("deny_subscribe"):
+        if s.get("deny_subscribe") or any(part in topic for part in s.get("deny_topics", [])):
             raise MQMIError(2, CMQC.MQRC_NOT_AUTHORIZED)
+        if len(self.qm.handles) >= int(s.get("maxhands", 256)):
+            raise MQMIError(2, 2017)  # MQRC_HANDLE_NOT_AVAILABLE
+        self.qm.handles.add(self)
+        _count("opened")
         self.topic = topic
         self.made = CLOCK()
         monint = float(s.get("monint", 10.0))
@@ -236,4 +261,9 @@ class Subscription:
 
     def close(self, sub_close_options: int = 0, close_sub_queue: bool = False, **kw: Any) -> None:
         CALLS.append(("close", self.topic))
+        if self.closed:
+            raise MQMIError(2, 2019)  # MQRC_HOBJ_ERROR: not an open handle
         self.closed = True
+        if self in self.qm.handles:
+            self.qm.handles.discard(self)
+            _count("closed")
