@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -11,7 +12,7 @@ from exporter.core.collector import Context
 from exporter.core.metrics import MetricBatch
 from exporter.systems.process.collector import ProcessCollector
 
-from .conftest import SLEEP, wait_for_comm
+from .conftest import SLEEP, burn_cpu_code, proc_cpu_ticks, wait_for_comm, wait_for_file
 
 
 def _samples(collector: ProcessCollector) -> dict[tuple, float]:
@@ -71,30 +72,42 @@ def test_queue_manager_label_from_command_line(spawn):
     assert ("middleware_process_group_processes", (("group", "ibmmq"), ("process", "amqzxma0"))) not in samples
 
 
-def test_cpu_counter_stays_monotonic_when_a_busy_process_exits(spawn):
+def test_cpu_counter_stays_monotonic_when_a_busy_process_exits(spawn, tmp_path):
     collector = _collector(groups=[{"name": "hpom_server", "names": ["opcmsgm"]}])
-    busy = spawn("opcmsgm", python_code="import time\nend = time.time() + 1.0\nwhile time.time() < end: pass\n"
-                                        "time.sleep(120)")
-    wait_for_comm(busy, "opcmsgm")
+    done = tmp_path / "burnt"
+    busy = spawn("opcmsgm", str(done), python_code=burn_cpu_code(1.0))
     idle = spawn("opcmsgm", python_code="import time; time.sleep(120)")
+    wait_for_comm(busy, "opcmsgm")
     wait_for_comm(idle, "opcmsgm")
-    time.sleep(1.2)
-    labels = (("group", "hpom_server"), ("mode", "user"), ("process", "opcmsgm"))
-    before = _samples(collector)[("middleware_process_group_cpu_seconds_total", labels)]
-    assert before >= 0.5, "the busy process's CPU time is missing"
+    wait_for_file(done, busy)
+    labels = (("group", "hpom_server"), ("process", "opcmsgm"))
+    key = {mode: ("middleware_process_group_cpu_seconds_total", tuple(sorted(labels + (("mode", mode),))))
+           for mode in ("user", "system")}
+    # The collector's reading is the kernel's: bracketed by /proc/<pid>/stat read just before and just after.
+    low = proc_cpu_ticks(busy.pid, idle.pid)
+    samples = _samples(collector)
+    high = proc_cpu_ticks(busy.pid, idle.pid)
+    before = {mode: samples[key[mode]] for mode in key}
+    hz = os.sysconf("SC_CLK_TCK")
+    for index, mode in enumerate(("user", "system")):
+        assert low[index] / hz <= before[mode] <= high[index] / hz, (mode, low, before, high)
+    # The busy process used 1.0 s of CPU (its own time.process_time) before it created the file.
+    assert before["user"] + before["system"] >= 0.9, f"the busy process's CPU time is missing: {before}"
     busy.kill()
     busy.wait()
-    after = _samples(collector)[("middleware_process_group_cpu_seconds_total", labels)]
-    assert after >= before, f"counter dropped from {before} to {after} when a process exited"
+    samples = _samples(collector)
+    for mode in key:
+        after = samples[key[mode]]
+        assert after >= before[mode], f"{mode} counter dropped from {before[mode]} to {after} when a process exited"
 
 
 def test_comm_regex_and_cmdline_filter(spawn):
     collector = _collector(groups=[{"name": "broker", "comm": "^(?P<process>worker)$",
                                     "cmdline": r"--queue=(?P<queue>\w+)"}])
-    spawn("worker", "--queue=RULESIN", python_code="import time; time.sleep(120)")
+    rules = spawn("worker", "--queue=RULESIN", python_code="import time; time.sleep(120)")
     other = spawn("worker", "--other", python_code="import time; time.sleep(120)")
+    wait_for_comm(rules, "worker")  # both, not the last one only: under load the first may exec later
     wait_for_comm(other, "worker")
-    time.sleep(0.1)
     samples = _samples(collector)
     assert samples[("middleware_process_group_processes",
                     (("group", "broker"), ("process", "worker"), ("queue", "RULESIN")))] == 1
@@ -109,16 +122,42 @@ def test_exporter_reports_three_opcuiwww_within_one_interval(spawn, start_export
     procs = [spawn("opcuiwww") for _ in range(3)]
     for proc in procs:
         wait_for_comm(proc, "opcuiwww")
-    started = time.monotonic()
-    value = None
-    while time.monotonic() - started < 2.5:  # one interval (1 s) plus scheduling slack
+
+    def read() -> tuple[float | None, float]:
+        value, runs = None, 0.0
         _, _, body = exporter.get("/metrics")
         for family in text_string_to_metric_families(body.decode()):
             for sample in family.samples:
                 if (sample.name == "middleware_process_group_processes"
                         and sample.labels.get("process") == "opcuiwww"):
                     value = sample.value
+                elif (sample.name == "middleware_scrape_collector_runs_total"
+                        and sample.labels.get("collector") == "process"):
+                    runs = sample.value
+        return value, runs
+
+    # Counted in collector runs, not seconds (a loaded machine stretches the seconds): the first run that starts
+    # after the three exist shows them; by the time it is published, at most the one after it has started.
+    _, runs_when_started = read()
+    deadline = time.monotonic() + 120  # a backstop only
+    while True:
+        value, runs = read()
         if value == 3:
             break
+        assert runs <= runs_when_started + 2, f"{runs - runs_when_started:.0f} runs later the group shows {value}"
+        assert time.monotonic() < deadline, f"no process collector run published within 120 s (value {value})"
         time.sleep(0.1)
-    assert value == 3
+    assert runs <= runs_when_started + 2
+
+
+@pytest.mark.parametrize("btime", ["1" * 400, "1e400", "nan", "inf"])
+def test_a_garbled_boot_time_fails_the_run_instead_of_infinite_start_times(tmp_path, btime):
+    """`float(btime)` took 400 digits, 1e400, nan and inf, so every start time became inf or nan (and the
+    exposition of the start-time series failed later). A btime the kernel cannot have written fails the run,
+    with the reason, as any unreadable /proc/stat does."""
+    (tmp_path / "stat").write_text(f"cpu0 1 2 3 4 5 6 7 8 0 0\nbtime {btime}\n")
+    collector = ProcessCollector(ProcessCollector.Settings(backend="procfs"), Context(procfs=str(tmp_path)))
+    with pytest.raises(ValueError, match="not a kernel integer"):
+        collector._boot_time("procfs")
+    (tmp_path / "stat").write_text("cpu0 1 2 3 4 5 6 7 8 0 0\nbtime 1700000000\n")
+    assert collector._boot_time("procfs") == 1700000000.0

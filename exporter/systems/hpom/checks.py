@@ -6,6 +6,7 @@ Pure data and functions, no I/O: the collector hands ``evaluate`` the values ``o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -22,15 +23,16 @@ def _int(value: str) -> int | None:
 
 def _number(value: str) -> float | None:
     try:
-        return float(value.strip())
+        number = float(value.strip())
     except ValueError:
         return None
+    return number if math.isfinite(number) else None  # "nan", "inf", 1e400 are no setting's value
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
     """``8.22`` -> (8, 22); ``08.30.040`` -> (8, 30, 40); None for text that is not a dotted version."""
     parts = text.strip().split(".")
-    if not parts or not all(part.isdigit() for part in parts):
+    if not parts or not all(part.isascii() and part.isdigit() for part in parts):  # int('²') raises
         return None
     return tuple(int(part) for part in parts)
 

@@ -18,7 +18,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.metrics import LABEL_NAME_RE, NAMESPACE, MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, ProcessTable, choose_backend, read_text
+from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, ProcessTable, choose_backend, parse_int, read_text
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 
 P = f"{NAMESPACE}_process"
@@ -233,7 +233,7 @@ class ProcessCollector(Collector):
             return STARTTIME_ORIGIN  # psutil entries count their start from the epoch, not from boot
         for line in read_text(os.path.join(self.context.procfs, "stat")).splitlines():
             if line.startswith("btime "):
-                return float(line.split()[1])
+                return float(parse_int(line.split()[1]))  # never inf or nan from a garbled line
         raise ValueError("no btime line in /proc/stat")
 
     def _table(self) -> ProcessTable:
