@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ from exporter.cli import build_collectors, main
 from exporter.core.scheduler import Scheduler
 from exporter.registry import load
 
-from .conftest import REPO, install_fake_oracledb
+from .conftest import FIXTURES, REPO, install_fake_oracledb, shell_script
 from .estate import DB_PASSWORD, environment, estate
 
 GOLDEN = REPO / "tests" / "golden" / "advice.json"
@@ -178,16 +179,20 @@ def test_statuses_a_reader_of_the_guides_would_give(report):
     assert "filer1:/vol/redo /u02/redo nfs rw,bg,hard,nointr,proto=tcp,vers=3,rsize=32768,wsize=32768,timeo=600" \
         in redo["remedy"]
     assert by[("ORA-NFS", "erp")]["reason"].startswith("not applicable")
-    # the alert-log view has one heap warning for erp, none for opcdb
-    assert status("ORA-KGL", "erp") == "deviates" and status("ORA-KGL", "opcdb") == "follows"
+    # the alert-log view has one heap warning for erp, none for opcdb: but one run reads no window of the log
+    # (history 0), so opcdb's 0 says nothing (issue 26: never "follows" from an empty window)
+    assert status("ORA-KGL", "erp") == "deviates" and status("ORA-KGL", "opcdb") == "unknown"
+    assert by[("ORA-KGL", "opcdb")]["reason"].startswith("not readable: none of opcdb's alert log has been read")
     assert '"_kgl_large_heap_warning_threshold"=' in by[("ORA-KGL", "erp")]["remedy"]
     # MQ: QM1 without data/log paths, QM2's do not exist
     assert by[("MQ-IO", "QM1")]["reason"].startswith("source not configured")
     assert by[("MQ-IO", "QM2")]["reason"].startswith("not readable")
-    # VHI: one session server process pinned to 2 CPUs (1 core at 2 threads per core), no sessions
+    # VHI: one session server process pinned to CPUs 0-1, no sessions; host1 numbers a core's threads n and n+2
+    # (core_id 0, 1, 0, 1), so CPUs 0 and 1 are two physical cores (CPUs / threads per core said one)
     assert status("VHI-SESS", "session server") == "follows"
     assert status("VHI-MEM", "session server") == "follows"
     assert status("VHI-CPU", "session server") == "follows"
+    assert by[("VHI-CPU", "session server")]["observed_value"] == 2
 
 
 def test_golden_advice(report):
@@ -275,9 +280,12 @@ def test_vhi_deviations_and_unknowns():
                               ("middleware_vhi_sessions_per_cpu_limit", {}, 250)]
     [sess] = _judge("VHI-SESS", {"vhi": (True, sessions)})
     assert sess["status"] == "deviates" and "session servers" in sess["remedy"] and sess["observed_value"] == 375
-    [cpu] = _judge("VHI-CPU", {"vhi": (True, VHI_RUNNING + [("middleware_vhi_session_server_cpus", {}, 8)]),
+    [cpu] = _judge("VHI-CPU", {"vhi": (True, VHI_RUNNING + [("middleware_vhi_session_server_cpus", {}, 8),
+                                                            ("middleware_vhi_session_server_cores", {}, 8),
+                                                            ("middleware_vhi_session_server_guide_cpus_info",
+                                                             {"cpus": "0-3"}, 1)]),
                                "host": (True, HOST_8)})
-    assert cpu["status"] == "deviates" and "taskset -a -cp 0-3" in cpu["remedy"]
+    assert cpu["status"] == "deviates" and "taskset -a -cp 0-3 " in cpu["remedy"]
     mem = VHI_RUNNING + [("middleware_vhi_memory_required_bytes", {"level": "recommended"}, 3 * 1024**3),
                          ("middleware_vhi_memory_required_bytes", {"level": "minimum"}, 1.5 * 1024**3)]
     [low] = _judge("VHI-MEM", {"vhi": (True, mem), "host": (True, HOST_8)})
@@ -472,3 +480,187 @@ def test_api_advice_through_the_real_exporter_and_advise_url(tmp_path, start_exp
     assert code == 1 and json.loads(out)["recommendations"] == served["recommendations"]
     code, _, err = _main("advise", "--url", exporter.base)
     assert code == 2 and "HTTP 401" in err
+
+
+# ---- issue 26: misjudgements a held-out estate found, each through the real collectors and `advise` ----------------
+def _advise(config: Path) -> dict[tuple[str, str], dict]:
+    code, out, err = _main("advise", "--config", str(config), "--format", "json")
+    assert code in (0, 1), err
+    return _by(json.loads(out))
+
+
+def test_kgl_never_follows_from_an_empty_window_of_the_alert_log(tmp_path, fake_oracle):
+    """A one-shot advise reads none of the alert log (the file source starts at its end, the view at the first
+    run's time): 0 warnings then says nothing, however many the log already holds."""
+    alert = tmp_path / "alert_opcdb.log"
+    alert.write_text("Mon Nov 12 10:20:24 2018\nMemory Notification: Library Cache Object loaded into SGA\n"
+                     "Heap size 52749K exceeds notification threshold (51200K)\n" * 3)
+    oracle = yaml.safe_load(estate(tmp_path).read_text())["collectors"]["oracle"]
+    oracle["databases"][0]["heap_warnings"] = {"alert_log": str(alert)}
+    by = _advise(estate(tmp_path, oracle=oracle))
+    kgl = by[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "unknown", kgl
+    assert kgl["reason"].startswith("not readable: none of opcdb's alert log has been read yet")
+    assert "alert-log file is read from its end" in kgl["reason"]
+
+
+def test_kgl_window_grows_with_the_runs_and_history_gives_one_at_the_start(tmp_path, fake_oracle):
+    alert = tmp_path / "alert_opcdb.log"
+    alert.write_text("Heap size 52749K exceeds notification threshold (51200K)\n")
+    oracle = yaml.safe_load(estate(tmp_path).read_text())["collectors"]["oracle"]
+    oracle["databases"][0]["heap_warnings"] = {"alert_log": str(alert)}
+    scheduler, config = _run(estate(tmp_path, oracle=oracle))
+    assert _by(build_report(scheduler, config))[("ORA-KGL", "opcdb")]["status"] == "unknown"
+    scheduler.run_once()  # a second run: the window from the first read to this one has been read, no warning in it
+    kgl = _by(build_report(scheduler, config))[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "follows" and "0 heap warnings in the last" in kgl["observed"], kgl
+    with alert.open("a") as handle:
+        handle.write("Heap size 2190K exceeds notification threshold (2048K)\n")
+    scheduler.run_once()
+    kgl = _by(build_report(scheduler, config))[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "deviates" and kgl["observed"].startswith("1 heap warning in the last"), kgl
+    # the view source with history: the first run already covers 6 h of the log
+    oracle["databases"][0]["heap_warnings"] = {"history": "6h"}
+    kgl = _advise(estate(tmp_path, oracle=oracle))[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "follows" and kgl["observed"] == "0 heap warnings in the last 6 h of the alert log", kgl
+
+
+def _hpom_estate(tmp_path: Path, ovconfget: str, **settings) -> Path:
+    hpom = yaml.safe_load(estate(tmp_path).read_text())["collectors"]["hpom"]
+    answer = tmp_path / "ovconfget.txt"
+    answer.write_text(ovconfget)
+    hpom["ovconfget"] = shell_script(tmp_path / "bin" / "ovconfget-site", f'cat "{answer}"\n')
+    hpom.update(settings)
+    return estate(tmp_path, hpom=hpom)
+
+
+def test_no_rpc_and_automatic_keys_are_judged_against_the_stated_server_version(tmp_path, fake_oracle):
+    """Test: Varying the Number of Active Java GUIs, footnote 4: NO_RPC exists from 8.22; Test: Suppressing Message
+    Duplicates, Conclusions: OPC_CREATE_AUTO_KEYS (on by default) came with the 8.31 server patch."""
+    text = "OPCMSGM_USE_GUI_THREAD=NO_RPC\nOPC_DIRECT_ACKN_LIMIT=0\nOPC_UPDWN_COMMIT_COUNT=1000\n"
+    by = _advise(_hpom_estate(tmp_path, text, server_version="8.21"))
+    gui = by[("HPOM-VAR-GUITHREAD", "management server")]
+    assert gui["status"] == "deviates", gui
+    assert "no such value before 8.22 (server_version 8.21" in gui["observed"]
+    assert gui["remedy"] == "ovconfchg -ovrg server -ns opc -set OPCMSGM_USE_GUI_THREAD TRUE"
+    keys = by[("HPOM-AUTOKEYS", "management server")]
+    assert "(default)" not in keys["observed"] and "no automatic keys before 8.31" in keys["observed"], keys
+    # from 8.22 NO_RPC follows; from 8.31 the automatic keys are on by default
+    by = _advise(_hpom_estate(tmp_path, text, server_version="8.31"))
+    assert by[("HPOM-VAR-GUITHREAD", "management server")]["status"] == "follows"
+    assert by[("HPOM-AUTOKEYS", "management server")]["observed"].startswith("OPC_CREATE_AUTO_KEYS=TRUE (default)")
+
+
+def test_msi_is_not_judged_from_this_hosts_process_table_for_a_remote_server(tmp_path, fake_oracle):
+    """host1's process table runs opcmsgm (the estate's MSI program); a server read through a command prefix must
+    not be judged on it."""
+    text = (FIXTURES / "hpom_server" / "ovconfget_server_opc.txt").read_text()
+    by = _advise(_hpom_estate(tmp_path, text, command_prefix=["env"], target="omu01"))
+    msi = by[("HPOM-MSI", "omu01")]
+    assert msi["status"] == "unknown" and msi["reason"].startswith("not applicable: the HPOM server omu01"), msi
+    for row in ("HPOM-MEM", "HPOM-KERNEL"):
+        assert by[(row, "local host")]["reason"].startswith("not applicable: the HPOM server omu01")
+    config = load(str(_hpom_estate(tmp_path, text, command_prefix=["env"], target="omu01")))
+    scheduler = Scheduler(build_collectors(config))
+    scheduler.run_once()
+    samples = Snapshot.of(scheduler).samples
+    assert ("middleware_hpom_msi_programs_running" not in samples), "no local count under the remote target"
+    assert [v for labels, v in samples["middleware_hpom_source_present"] if labels["source"] == "msi"] == [0]
+
+
+def _vhi_host(tmp_path: Path, affinity: str, topology: str | None) -> Path:
+    """host1's recorded /proc with its session server (pid 8001) on ``affinity``, and a /sys whose CPU topology is
+    the fixture ``topology`` (None: none)."""
+    proc, sys_root = tmp_path / "proc", tmp_path / "sys"
+    shutil.copytree(FIXTURES / "host1" / "proc", proc, symlinks=True)
+    status = proc / "8001" / "status"
+    status.write_text(re.sub(r"Cpus_allowed_list:\t.*", f"Cpus_allowed_list:\t{affinity}", status.read_text()))
+    cpu = sys_root / "devices" / "system" / "cpu"
+    if topology:
+        shutil.copytree(FIXTURES / "cpu_topology" / topology / "devices" / "system" / "cpu", cpu)
+    else:
+        cpu.mkdir(parents=True)
+    config = tmp_path / "vhi.yaml"
+    config.write_text(yaml.safe_dump({"paths": {"procfs": str(proc), "sysfs": str(sys_root)}, "collectors": {
+        "host": {"interval": 60, "timeout": 5}, "process": {"enabled": False},
+        "vhi": {"enabled": True, "interval": 60, "timeout": 5}}}))
+    return config
+
+
+@pytest.mark.parametrize(("topology", "affinity", "status", "cores", "cpus"), [
+    ("smt_n_n8", "0-7", "deviates", 8, "0-3,8-11"),   # eight cores (siblings n/n+8), not 8 CPUs / 2 = 4
+    ("smt_n_n8", "0-3,8-11", "follows", 4, None),     # the guide's 4 cores with both threads each
+    ("smt_n_n8", "0-31", "deviates", 8, "0-3,8-11"),  # an affinity wider than the host: only CPUs it has
+    ("recorded_2cpu", "0-1", "follows", 2, None),
+])
+def test_vhi_cores_are_read_from_the_cpu_topology(tmp_path, topology, affinity, status, cores, cpus):
+    rec = _advise(_vhi_host(tmp_path, affinity, topology))[("VHI-CPU", "session server")]
+    assert rec["status"] == status and rec["observed_value"] == cores, rec
+    if cpus:
+        assert f"taskset -a -cp {cpus} " in rec["remedy"], rec["remedy"]
+
+
+def test_vhi_cores_without_a_topology_are_not_guessed(tmp_path):
+    rec = _advise(_vhi_host(tmp_path, "0-7", None))[("VHI-CPU", "session server")]
+    assert rec["status"] == "unknown" and rec["reason"].startswith("not readable: the session server's CPU"), rec
+
+
+def test_vhi_sess_offers_only_cpus_the_host_has():
+    over = VHI_RUNNING + [("middleware_vhi_sessions", {}, 600), ("middleware_vhi_session_server_cpus", {}, 2),
+                          ("middleware_vhi_sessions_per_cpu", {}, 300),
+                          ("middleware_vhi_sessions_per_cpu_limit", {}, 250)]
+    # a 2-CPU host whose session server has both: no taskset to CPUs 2-3 it does not have
+    [rec] = _judge("VHI-SESS", {"vhi": (True, over + [("middleware_vhi_session_server_guide_cpus_info",
+                                                       {"cpus": "0-1"}, 1)])})
+    assert rec["status"] == "deviates" and "taskset" not in rec["remedy"] and "session servers" in rec["remedy"]
+    [rec] = _judge("VHI-SESS", {"vhi": (True, over + [("middleware_vhi_session_server_guide_cpus_info",
+                                                       {"cpus": "0-3,8-11"}, 1)])})
+    assert "taskset -a -cp 0-3,8-11 " in rec["remedy"]
+
+
+def test_notes_fit_the_remedy_and_known_values_are_filled_in(report):
+    by = _by(report)
+    # a parameter-only change (direct I/O through filesystemio_options) needs an instance restart, not a remount
+    oradata = by[("ORA-NFS", "opcdb:/u01/oradata")]
+    assert "remount" not in oradata["remedy_note"] and "instance restart" in oradata["remedy_note"]
+    redo = by[("ORA-NFS", "opcdb:/u02/redo")]
+    assert "remount" in redo["remedy_note"] and "instance restart" in redo["remedy_note"]
+    # a policy change is distributed, not a restart of the HPOM server processes
+    keyless = _hpom(("middleware_hpom_source_present", {"source": "database"}, 1),
+                    ("middleware_hpom_source_success", {"source": "database"}, 1),
+                    ("middleware_hpom_query_success", {"query": "active_messages"}, 1),
+                    ("middleware_hpom_active_messages", {}, 1000),
+                    ("middleware_hpom_active_messages_without_key", {}, 600),
+                    ("middleware_hpom_server_variable_follows_guide", {"variable": "OPC_CREATE_AUTO_KEYS"}, 1))
+    [rec] = _judge("HPOM-AUTOKEYS", {"hpom": (True, keyless)})
+    assert rec["status"] == "deviates" and "msgkey" in rec["remedy"], rec
+    assert "opcsv" not in rec["remedy_note"] and "distributed" in rec["remedy_note"], rec
+
+
+def test_mq_io_remedy_names_the_queue_manager_and_its_paths():
+    info = "middleware_ibmmq_file_system_info"
+    same = [("middleware_ibmmq_backend_success", {"qmgr": "QMA"}, 1),
+            (info, {"qmgr": "QMA", "use": "data", "device": "sda"}, 1),
+            (info, {"qmgr": "QMA", "use": "log", "device": "sda"}, 1)]
+    [rec] = _judge("MQ-IO", {"ibmmq": (True, same)})
+    assert rec["status"] == "deviates" and "endmqm -w QMA" in rec["remedy"] and "strmqm QMA" in rec["remedy"]
+    assert "<qmgr>" not in rec["remedy"], rec["remedy"]
+
+
+def test_a_borderline_size_is_shown_with_the_digits_that_decide():
+    mem = VHI_RUNNING + [("middleware_vhi_memory_required_bytes", {"level": "recommended"}, 1280 * 1024**2),
+                         ("middleware_vhi_memory_required_bytes", {"level": "minimum"}, 640 * 1024**2)]
+    host = [("middleware_host_memory_total_bytes", {}, 1270 * 1024**2)]  # 1.24 GiB against 1.25 GiB
+    [rec] = _judge("VHI-MEM", {"vhi": (True, mem), "host": (True, host)})
+    assert rec["status"] == "deviates"
+    memory, recommended = re.fullmatch(r"host memory (.+); formula .+ minimum, (.+) recommended",
+                                       rec["observed"]).groups()
+    assert memory != recommended, rec["observed"]
+
+
+def test_unreadable_inputs_are_not_called_not_applicable():
+    [rec] = _judge("HPOM-KERNEL", {"hpom": (True, []), "host": (True, HOST_8)})  # host read, no kernel.shmmax
+    assert rec["reason"].startswith("not readable: kernel.shmmax"), rec
+    oracle = [("middleware_oracle_up", {"database": "db1"}, 1), ("middleware_oracle_mount_table_success", {}, 0)]
+    [rec] = _judge("ORA-NFS", {"oracle": (True, oracle)})
+    assert rec["reason"].startswith("not readable: the host's mount table"), rec

@@ -41,6 +41,7 @@ class Finding:
     remedy: str | None = None  # filled in with the live values; None keeps the row's own remedy for a deviation
     target_kind: str | None = None  # None: the row's kind
     recommended: str | None = None  # None: the row's text
+    remedy_note: str | None = None  # None: the row's note; for a remedy whose parts need other notes than the row's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -161,7 +162,7 @@ def _recommendation(row: Row, finding: Finding) -> dict:
         "citation": {"document": row.document, "section": row.section},
         # a remedy only for a deviation: what follows needs none, what cannot be judged needs its source first
         "remedy": remedy if finding.status == "deviates" else None,
-        "remedy_note": row.remedy_note if remedy and finding.status == "deviates" else None,
+        "remedy_note": (finding.remedy_note or row.remedy_note) if remedy and finding.status == "deviates" else None,
     }
 
 

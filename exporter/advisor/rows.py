@@ -16,6 +16,7 @@ import shlex
 from collections import Counter, defaultdict
 from typing import Callable
 
+from ..systems.vhi.parse import parse_cpu_list as parse_cpus
 from .model import NOT_APPLICABLE, NOT_CONFIGURED, NOT_READABLE, Finding, Row, Snapshot, deviates, follows, unknown
 
 MIB = 1024 * 1024
@@ -32,6 +33,7 @@ SESSION_SERVER = "session server"
 OVCONFCHG = "ovconfchg -ovrg server -ns opc -set {variable} {value}"  # the guide's own command (Table 1 and Table 28)
 HPOM_RESTART = ("server variables are read when the HPOM server processes start: restart them (opcsv -stop; "
                 "opcsv -start) in a change window")
+REMOUNT_NOTE = "remounting stops the database's I/O on that mount: change window, database shut down first"
 SPFILE_RESTART = "a static parameter: SCOPE=SPFILE, effective after an instance restart (change window)"
 
 # The guides' figures that are not a collector setting (the collectors' own settings hold the rest).
@@ -60,8 +62,40 @@ def size(value: float | None) -> str:
     return f"{value:.0f} B"
 
 
+def sizes(value: float, limit: float | None) -> tuple[str, str]:
+    """Two sizes compared with each other, with as many digits as it takes for the texts to differ when the values
+    do: "1.2 GiB against 1.2 GiB" must not hide the borderline that decides the status."""
+    if limit is None or value == limit or size(value) != size(limit):
+        return size(value), size(limit)
+    for digits in (2, 3):
+        for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if max(abs(value), abs(limit)) >= scale:
+                a, b = f"{value / scale:.{digits}f} {unit}", f"{limit / scale:.{digits}f} {unit}"
+                if a != b:
+                    return a, b
+                break
+    return f"{value:,.0f} bytes", f"{limit:,.0f} bytes"
+
+
+def percent(share: float, *edges: float) -> str:
+    """A share as a percentage, with a decimal where the whole number would land on an edge that decides."""
+    text = f"{share:.0%}"
+    if share not in edges and any(text == f"{edge:.0%}" for edge in edges):
+        text = f"{share:.1%}" if f"{share:.1%}" not in {f"{e:.1%}" for e in edges} else f"{share:.3%}"
+    return text
+
+
 def count(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
+
+
+def duration(seconds: float) -> str:
+    """A window for people: 45 s, 12 min, 6 h, 2.5 d."""
+    for unit, scale in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= scale:
+            figure = seconds / scale
+            return f"{figure:.0f} {unit}" if figure == int(figure) or figure >= 10 else f"{figure:.1f} {unit}"
+    return f"{seconds:.0f} s" if seconds >= 1 else "second"
 
 
 def mb_up(value: float) -> int:
@@ -86,15 +120,23 @@ def _hpom_source(snap: Snapshot, source: str, what: str) -> str | None:
 
 
 def _hpom_remote(snap: Snapshot) -> str | None:
-    """The ``target`` label of an HPOM collector reading another host through its command prefix, else None."""
+    """The ``target`` label of an HPOM collector reading another host through its command prefix (or, without a
+    label, the host the prefix names), else None."""
     for labels, _ in snap.all("middleware_hpom_source_success"):
         if labels.get("target"):
             return labels["target"]
+    prefix = snap.setting("collectors", "hpom", "command_prefix") if "hpom" in snap.enabled else None
+    if prefix and isinstance(prefix, (list, tuple)):
+        return str(prefix[-1])  # ssh ... <host>: the last word names the host
     return None
 
 
 def _hpom_server(snap: Snapshot) -> str:
-    return _hpom_remote(snap) or HPOM_SERVER
+    """The HPOM rows' target: the collector's ``target`` label, else "management server"."""
+    for labels, _ in snap.all("middleware_hpom_source_success"):
+        if labels.get("target"):
+            return labels["target"]
+    return HPOM_SERVER
 
 
 def _variable(snap: Snapshot, name: str) -> tuple[str | None, str | None, float | None]:
@@ -105,6 +147,19 @@ def _variable(snap: Snapshot, name: str) -> tuple[str | None, str | None, float 
     return value, origin, snap.value("middleware_hpom_server_variable_follows_guide", variable=name)
 
 
+def _server_version(snap: Snapshot) -> str | None:
+    """The HPOM version the site states for the server (collectors.hpom.server_version), when known."""
+    version = snap.setting("collectors", "hpom", "server_version")
+    return str(version) if version else None
+
+
+def _shown(name: str, value: str | None, origin: str | None) -> str | None:
+    if value is None:
+        return None
+    return f"{name}={value or '(empty)'}" + (" (default)" if origin == "default" else
+                                             " (not set)" if origin == "unset" else "")
+
+
 def _variable_judge(name: str, wanted: str) -> Callable[[Snapshot], list[Finding]]:
     def judge(snap: Snapshot) -> list[Finding]:
         server = _hpom_server(snap)
@@ -112,33 +167,54 @@ def _variable_judge(name: str, wanted: str) -> Callable[[Snapshot], list[Finding
         if reason:
             return [unknown(server, reason)]
         value, origin, verdict = _variable(snap, name)
-        observed = None if value is None else f"{name}={value or '(empty)'}" + (" (default)" if origin == "default"
-                                                                                else " (not set)" if origin == "unset"
-                                                                                else "")
+        observed = _shown(name, value, origin)
         number = snap.value("middleware_hpom_server_variable_value", variable=name)
+        version = _server_version(snap)
         if verdict is None:
             return [unknown(server, f"{NOT_APPLICABLE}: the exporter does not judge {name} on this server "
-                            "(a server version older than the variable, or the variable unset without a default)",
-                            observed, number)]
+                            + (f"(server_version {version} is older than the variable)" if version and origin != "set"
+                               else "(a server version older than the variable, or the variable unset without a "
+                               "default)"), observed, number)]
         if verdict == 1:
             return [follows(server, observed, number)]
+        older = [(v, since) for v, since in _newer_values(name) if observed and value is not None
+                 and value.strip().upper() == v]
+        if older and version:  # checks.evaluate: the value is newer than the stated version
+            observed += (f": no such value before {older[0][1]} (server_version {version}; Test: Varying the Number "
+                         "of Active Java GUIs, footnote 4)")
         return [deviates(server, observed, number, OVCONFCHG.format(variable=name, value=wanted))]
     return judge
 
 
+def _newer_values(name: str) -> tuple[tuple[str, str], ...]:
+    from ..systems.hpom.checks import VARIABLES
+
+    return next((v.values_since for v in VARIABLES if v.name == name), ())
+
+
+POLICY_NOTE = "changed policies take effect once distributed to the managed nodes"
+
+
 def _hpom_autokeys(snap: Snapshot) -> list[Finding]:
     server = _hpom_server(snap)
-    parts, problems, bad, remedies = [], [], False, []
+    parts, problems, remedies, notes = [], [], [], []
+    judged = 0
     reason = _hpom_source(snap, "ovconfget", "ovconfget (the server variables)")
     if reason:
         problems.append(reason)
     else:
         value, origin, verdict = _variable(snap, "OPC_CREATE_AUTO_KEYS")
+        version = _server_version(snap)
         if verdict is not None:
-            parts.append(f"OPC_CREATE_AUTO_KEYS={value}" + (" (default)" if origin == "default" else ""))
+            judged += 1
+            parts.append(_shown("OPC_CREATE_AUTO_KEYS", value, origin)
+                         or f"OPC_CREATE_AUTO_KEYS {'on' if verdict else 'off'}")
             if verdict == 0:
-                bad = True
                 remedies.append(OVCONFCHG.format(variable="OPC_CREATE_AUTO_KEYS", value="TRUE"))
+                notes.append(HPOM_RESTART)
+        elif version:
+            # the auto key feature came with the 8.31 server patch: before it, keys come only from the policies
+            parts.append(f"OPC_CREATE_AUTO_KEYS: no automatic keys before 8.31 (server_version {version})")
     share = None
     reason = _hpom_source(snap, "database", "the HPOM database")
     if reason:
@@ -146,18 +222,21 @@ def _hpom_autokeys(snap: Snapshot) -> list[Finding]:
     elif snap.value("middleware_hpom_query_success", query="active_messages") != 1:
         problems.append(f"{NOT_READABLE}: the active_messages query failed or did not run")
     else:
+        judged += 1
         without = snap.total("middleware_hpom_active_messages_without_key") or 0.0
         active = snap.total("middleware_hpom_active_messages") or 0.0
         share = without / active if active else 0.0
-        parts.append(f"{count(without)} of {count(active)} active messages without a key ({share:.0%})")
+        parts.append(f"{count(without)} of {count(active)} active messages without a key "
+                     f"({percent(share, WITHOUT_KEY_SHARE)})")
         if share > WITHOUT_KEY_SHARE:
-            bad = True
             remedies.append("set a message key (and a key relation) in the policies and templates that send the "
                             "keyless messages; opcmsg/opcmon: -option msgkey=<key>")
+            notes.append(POLICY_NOTE)
     observed = "; ".join(parts) or None
-    if bad:
-        return [deviates(server, observed, share, "\n".join(remedies))]
-    if problems and len(parts) < 2:
+    if remedies:
+        # each part of the remedy with its own note: a policy change needs no restart of the server processes
+        return [deviates(server, observed, share, "\n".join(remedies), remedy_note="; ".join(notes))]
+    if problems and judged < 2:
         return [unknown(server, problems[0], observed, share)]
     return [follows(server, observed, share)]
 
@@ -270,6 +349,10 @@ def _hpom_gui(snap: Snapshot) -> list[Finding]:
 
 def _hpom_msi(snap: Snapshot) -> list[Finding]:
     server = _hpom_server(snap)
+    remote = _hpom_remote(snap)
+    if remote:  # the MSI programs are counted in the process table of the exporter's host, not the server's
+        return [unknown(server, f"{NOT_APPLICABLE}: the HPOM server {remote} is read remotely; MSI programs are "
+                        "counted in this host's process table (judge it with an exporter on that server)")]
     reason = _hpom_source(snap, "msi", "the MSI programs (msi_programs)")
     if reason:
         return [unknown(server, reason)]
@@ -293,9 +376,11 @@ def _hpom_mem(snap: Snapshot) -> list[Finding]:
     java, motif = java or 0.0, motif or 0.0
     ram_need = (RAM_BASE_MB + RAM_PER_MOTIF_MB * motif + RAM_PER_JAVA_MB * java) * MIB
     swap_need = ram + (SWAP_BASE_MB + SWAP_PER_MOTIF_MB * motif + SWAP_PER_JAVA_MB * java) * MIB
-    observed = (f"RAM {size(ram)} (formula {size(ram_need)}), swap {size(swap)} (formula {size(swap_need)}) "
+    ram_text, ram_need_text = sizes(ram, ram_need)
+    swap_text, swap_need_text = sizes(swap, swap_need)
+    observed = (f"RAM {ram_text} (formula {ram_need_text}), swap {swap_text} (formula {swap_need_text}) "
                 f"for {count(java)} Java and {count(motif)} Motif GUIs")
-    recommended = f"RAM ≥ {size(ram_need)}, swap ≥ {size(swap_need)}"
+    recommended = f"RAM ≥ {ram_need_text}, swap ≥ {swap_need_text}"
     if ram >= ram_need and swap >= swap_need:
         return [follows(HOST, observed, ram, recommended=recommended)]
     remedies = []
@@ -315,9 +400,13 @@ def _hpom_kernel(snap: Snapshot) -> list[Finding]:
         return [unknown(HOST, reason)]
     shmmax = snap.value("middleware_host_kernel_parameter", parameter="kernel.shmmax")
     ram = snap.value("middleware_host_memory_total_bytes")
-    if shmmax is None or ram is None:
-        return [unknown(HOST, f"{NOT_APPLICABLE}: no kernel.shmmax on this platform (the formulas are HP-UX's)")]
-    observed = f"kernel.shmmax {size(shmmax)}, RAM {size(ram)}"
+    if ram is None:
+        return [unknown(HOST, f"{NOT_READABLE}: the host's memory size was not read")]
+    if shmmax is None:  # a Linux /proc/sys the exporter cannot read, or a platform it reads no kernel limit of
+        return [unknown(HOST, f"{NOT_READABLE}: kernel.shmmax was not read here (/proc/sys/kernel/shmmax; the "
+                        "HP-UX formulas of Tables 29-30 have no other counterpart the exporter reads)")]
+    shm_text, ram_text = sizes(shmmax, ram)
+    observed = f"kernel.shmmax {shm_text}, RAM {ram_text}"
     if shmmax >= ram:
         return [follows(HOST, observed, shmmax)]
     return [deviates(HOST, observed, shmmax, f"sysctl -w kernel.shmmax={int(ram)}\n"
@@ -382,9 +471,10 @@ def _redo(snap: Snapshot, db: str, min_groups: int, min_bytes: float) -> tuple[s
     threads = sorted(per_thread, key=lambda t: int(t) if t.isdigit() else 0)
     for thread in threads:
         items = per_thread[thread]
-        sizes = Counter(size(v) for _, v in items)
+        # a group just under the minimum is shown with the digits that tell it from the minimum
+        shown = Counter(sizes(v, min_bytes)[0] for _, v in items)
         parts.append(("" if len(threads) == 1 else f"thread {thread}: ")
-                     + ", ".join(f"{n} x {s}" for s, n in sizes.items()))
+                     + ", ".join(f"{n} x {s}" for s, n in shown.items()))
         small = [g for g, v in items if v < min_bytes]
         add = max(min_groups - (len(items) - len(small)), 0)
         if add:
@@ -472,7 +562,7 @@ def _ora_sga(snap: Snapshot) -> list[Finding]:
             continue
         memory = snap.value("middleware_oracle_host_memory_bytes", database=db) or 0.0
         sga = _param(snap, db, "sga_max_size") or _param(snap, db, "sga_target") or 0.0
-        text = f"SGA {size(sga)} = {share:.0%} of {size(memory)}"
+        text = f"SGA {size(sga)} = {percent(share, g.sga_share_min, g.sga_share_max)} of {size(memory)}"
         if verdict == 1:
             result.append(follows(db, text, share))
             continue
@@ -500,6 +590,10 @@ def _ora_nfs(snap: Snapshot) -> list[Finding]:
             continue
         systems = snap.all("middleware_oracle_file_system_info", database=db)
         nfs = [labels for labels, _ in systems if labels.get("fstype", "").startswith("nfs")]
+        if not systems and snap.value("middleware_oracle_mount_table_success") == 0:
+            result.append(unknown(db, f"{NOT_READABLE}: the host's mount table could not be read (see "
+                                  "/api/v1/collectors, source error 'mounts')", target_kind="database"))
+            continue
         if not systems:
             result.append(unknown(db, f"{NOT_APPLICABLE}: {db}'s files are not on this host (no file system found)",
                                   target_kind="database"))
@@ -532,8 +626,13 @@ def _ora_nfs(snap: Snapshot) -> list[Finding]:
             if "direct_io" in missing:
                 remedy.append("ALTER SYSTEM SET filesystemio_options=directio SCOPE=SPFILE;  -- direct I/O from "
                               "Oracle: Linux has no forcedirectio mount option")
+            notes = []
+            if set(missing) - {"direct_io"}:
+                notes.append(REMOUNT_NOTE)
+            if "direct_io" in missing:
+                notes.append("filesystemio_options is " + SPFILE_RESTART)
             result.append(deviates(target, f"{observed} (missing: {', '.join(missing)})", len(missing),
-                                   "\n".join(remedy)))
+                                   "\n".join(remedy), remedy_note="; ".join(notes)))
     return result
 
 
@@ -557,9 +656,19 @@ def _ora_kgl(snap: Snapshot) -> list[Finding]:
             result.append(unknown(db, why))
             continue
         logged = snap.value("middleware_oracle_kgl_heap_warning_logged_threshold_bytes", database=db)
+        window = snap.value("middleware_oracle_kgl_heap_warnings_window_seconds", database=db) or 0.0
         shown = threshold if threshold is not None else logged
-        text = f"{count(warnings)} heap warnings since the exporter started" + (
+        span = f"in the last {duration(window)} of the alert log" if window > 0 else "in the alert log read so far"
+        text = f"{count(warnings)} heap warning{'' if warnings == 1 else 's'} {span}" + (
             f"; threshold {size(shown)}" if shown is not None else "")
+        if warnings == 0 and window <= 0:
+            # The counter starts where the first run found the log's end: no warning yet is no evidence of none
+            # (a one-shot advise, or an exporter that has just started).
+            history = ("heap_warnings.history reads an earlier stretch of the view at the start" if
+                       "alert_log_view" in sources else "the alert-log file is read from its end at the start")
+            result.append(unknown(db, f"{NOT_READABLE}: none of {db}'s alert log has been read yet (the count starts "
+                                  f"at the exporter's first run; {history}): 0 warnings says nothing", text, warnings))
+            continue
         if warnings == 0:
             result.append(follows(db, text, warnings))
             continue
@@ -648,8 +757,16 @@ def _mq_io(snap: Snapshot) -> list[Finding]:
         observed = f"queue files on {data}, log on {logs}"
         if data != logs:
             result.append(follows(qmgr, observed))
-        else:
-            result.append(deviates(qmgr, observed, None))
+            continue
+        entry = entries.get(qmgr)
+        log_path = getattr(entry, "log_path", None) or "the log directory"
+        data_path = getattr(entry, "data_path", None)
+        ini = f"{data_path.rstrip('/')}/qm.ini" if data_path else "qm.ini"
+        q = shlex.quote(qmgr)
+        result.append(deviates(qmgr, observed, None,
+                               f"move the log to its own disk: stop the queue manager (endmqm -w {q}), copy "
+                               f"{log_path} to a file system on another disk than {data}, set LogPath in the Log "
+                               f"stanza of {ini} to the new directory, strmqm {q}"))
     return result
 
 
@@ -661,6 +778,16 @@ def _vhi_problem(snap: Snapshot) -> str | None:
     if not snap.value("middleware_vhi_session_server_processes"):
         return f"{NOT_READABLE}: no session server process is running"
     return None
+
+
+def _guide_cpus(snap: Snapshot) -> str | None:
+    """The CPUs of at most 4 physical cores of this host (the vhi collector's taskset list), when the topology was
+    read."""
+    found = snap.all("middleware_vhi_session_server_guide_cpus_info")
+    return found[0][0].get("cpus") or None if found else None
+
+
+TASKSET = "for p in $(pgrep sesssrvr); do taskset -a -cp {cpus} \"$p\"; done"
 
 
 def _vhi_sess(snap: Snapshot) -> list[Finding]:
@@ -677,10 +804,13 @@ def _vhi_sess(snap: Snapshot) -> list[Finding]:
     if per_cpu <= limit:
         return [follows(SESSION_SERVER, observed, per_cpu)]
     servers = max(2, math.ceil(sessions / (limit * max(cpus or 1, 1))))
-    return [deviates(SESSION_SERVER, observed, per_cpu,
-                     f"spread the sessions over {servers} session servers (a session server per {count(limit)} "
-                     "sessions per CPU), or let this one use more CPUs (at most 4 cores, VHI-CPU): "
-                     "for p in $(pgrep sesssrvr); do taskset -a -cp 0-3 \"$p\"; done")]
+    remedy = (f"spread the sessions over {servers} session servers (a session server per {count(limit)} sessions "
+              "per CPU)")
+    guide = _guide_cpus(snap)
+    if guide is not None and len(parse_cpus(guide)) > (cpus or 0):
+        # more CPUs only where the host has them, and only up to the guide's 4 cores (VHI-CPU)
+        remedy += (", or let this one use the CPUs of up to 4 cores (VHI-CPU): " + TASKSET.format(cpus=guide))
+    return [deviates(SESSION_SERVER, observed, per_cpu, remedy)]
 
 
 def _vhi_mem(snap: Snapshot) -> list[Finding]:
@@ -692,8 +822,10 @@ def _vhi_mem(snap: Snapshot) -> list[Finding]:
     memory = snap.value("middleware_host_memory_total_bytes")
     if recommended is None or memory is None:
         return [unknown(SESSION_SERVER, f"{NOT_READABLE}: host memory or the sessions not read")]
-    observed = f"host memory {size(memory)}; formula {size(minimum)} minimum, {size(recommended)} recommended"
-    text = f"host memory ≥ {size(recommended)} (recommended; {size(minimum)} minimum)"
+    memory_text, recommended_text = sizes(memory, recommended)
+    _, minimum_text = sizes(memory, minimum)
+    observed = f"host memory {memory_text}; formula {minimum_text} minimum, {recommended_text} recommended"
+    text = f"host memory ≥ {recommended_text} (recommended; {minimum_text} minimum)"
     if memory >= recommended:
         return [follows(SESSION_SERVER, observed, memory, recommended=text)]
     return [deviates(SESSION_SERVER, observed, memory, f"add at least {mb_up(recommended - memory)} MiB of memory, "
@@ -705,19 +837,21 @@ def _vhi_cpu(snap: Snapshot) -> list[Finding]:
     if reason:
         return [unknown(SESSION_SERVER, reason)]
     cpus = snap.value("middleware_vhi_session_server_cpus")
-    host_cpus = snap.value("middleware_host_cpus")
+    cores = snap.value("middleware_vhi_session_server_cores")
     host_cores = snap.value("middleware_host_cpu_cores")
-    if cpus is None or not host_cpus or not host_cores:
-        return [unknown(SESSION_SERVER, f"{NOT_READABLE}: the session server's CPU affinity or the host's cores")]
-    # logical CPUs in the affinity mask, in cores at the host's threads per core
-    cores = cpus / max(host_cpus / host_cores, 1)
-    observed = f"{count(cpus)} CPUs ({count(cores)} cores) usable by the session server; host {count(host_cores)} cores"
+    if cpus is None or cores is None:
+        # the cores are the sysfs topology's (thread_siblings_list): CPUs / threads per core miscounts a host that
+        # numbers a core's threads n and n+8, so without the topology the row is not judged
+        return [unknown(SESSION_SERVER, f"{NOT_READABLE}: the session server's CPU affinity or the CPU topology "
+                        "(/sys/devices/system/cpu/cpu*/topology) was not read")]
+    observed = (f"{count(cpus)} CPUs on {count(cores)} physical cores usable by the session server"
+                + (f"; host {count(host_cores)} cores" if host_cores else ""))
     if cores <= VHI_MAX_CORES:
         return [follows(SESSION_SERVER, observed, cores)]
-    threads = int(host_cpus // host_cores) or 1
-    return [deviates(SESSION_SERVER, observed, cores,
-                     f"for p in $(pgrep sesssrvr); do taskset -a -cp 0-{VHI_MAX_CORES * threads - 1} \"$p\"; done\n"
-                     "or run more session servers, each on at most 4 cores")]
+    guide = _guide_cpus(snap)
+    remedy = (TASKSET.format(cpus=guide) + f"\n(CPUs {guide}: every thread of {VHI_MAX_CORES} physical cores)\n"
+              if guide else "") + "or run more session servers, each on at most 4 cores"
+    return [deviates(SESSION_SERVER, observed, cores, remedy)]
 
 
 # ---- the rows ------------------------------------------------------------------------------------------------------
@@ -818,8 +952,7 @@ ROWS: tuple[Row, ...] = (
         "direct I/O alone +482 %; all tuning +640 % (1,423 → 10,531 OETs/min)",
         ORACLE_NFS, "HP-UX NFS configuration, The forcedirectio mount option; Oracle tuning; Oracle performance "
         "over NFS (ORA-NFS)",
-        None, "remounting stops the database's I/O on that mount: change window, database shut down first",
-        _ora_nfs),
+        None, REMOUNT_NOTE, _ora_nfs),
     Row("ORA-KGL", "oracle", "database", "Library-cache heap warnings",
         "no \"Heap size ... exceeds notification threshold\" warnings: raise _kgl_large_heap_warning_threshold "
         "(50 MB from 10.2.0.2)",

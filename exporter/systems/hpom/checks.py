@@ -47,6 +47,7 @@ class Variable:
     guide: str
     since: str | None = None  # the HPOM version that introduced it: older servers are not judged on it
     needs: tuple[str, str] | None = None  # (variable, value) that must hold for this value to work
+    values_since: tuple[tuple[str, str], ...] = ()  # (value, version): a value that older servers do not have
 
 
 # HP Operations Manager for UNIX 8.21/8.30 Performance Guide, Management Server Configuration Variables, Table 1
@@ -54,13 +55,17 @@ class Variable:
 # OPC_UPDOWN_COMMIT_COUNT); the variables HPOM reads are OPCMSGM_USE_GUI_THREAD and OPC_UPDWN_COMMIT_COUNT.
 VARIABLES = (
     Variable("OPCMSGM_USE_GUI_THREAD", "FALSE", lambda v: v.upper() in ("TRUE", "NO_RPC"),
-             "TRUE (Table 1: 310 -> 410 msg/s), or NO_RPC from 8.22 (footnote 4)"),
+             "TRUE (Table 1: 310 -> 410 msg/s), or NO_RPC from 8.22 (footnote 4)",
+             values_since=(("NO_RPC", "8.22"),)),
     Variable("OPC_DIRECT_ACKN_LIMIT", "50", lambda v: _int(v) == 0,
              "0: mark acknowledged messages only, move them to history later (Table 1; Message Acknowledgment)"),
     Variable("OPC_UPDWN_COMMIT_COUNT", "100", lambda v: (_int(v) or 0) >= 1000,
              "1000 or more: history download 367 -> 518 msg/s (Table 1; Table 27)"),
+    # Test: Suppressing Message Duplicates, Conclusions: the auto key feature came with the 8.31 server patch (a
+    # hotfix on the 8.30 test server), "enabled by default": an older server has no such default.
     Variable("OPC_CREATE_AUTO_KEYS", "TRUE", lambda v: v.upper() in ("TRUE", "YES", "1"),
-             "on (the default from 8.31): duplicate suppression without keys falls to 28-137 msg/s (Tables 12-13)"),
+             "on (the default from 8.31): duplicate suppression without keys falls to 28-137 msg/s (Tables 12-13)",
+             since="8.31"),
     # Footnotes 1 and 4 of Test: Varying the Number of Active Java GUIs: 8.22 adds OPCUIWWW_BULK_MODE = TRUE and
     # OPCUIWWW_NEW_MSG_NO_DB = TRUE, the latter only with OPCMSGM_USE_GUI_THREAD = NO_RPC.  The guide gives no
     # default for either; both are new switches, read here as off (FALSE) while unset.
@@ -100,21 +105,28 @@ def _current(variables: tuple[Variable, ...], values: dict[str, str], name: str)
 def evaluate(variables: tuple[Variable, ...], values: dict[str, str], version: str | None = None) -> list[Reading]:
     """Judge each variable against the guide, from ``ovconfget`` values (an unset variable has its default).
 
-    A variable introduced after ``version`` (the server's HPOM version, when the site states it) is not judged:
-    the server cannot have it.  A value that needs another variable's value (OPCUIWWW_NEW_MSG_NO_DB=TRUE needs
+    A variable introduced after ``version`` (the server's HPOM version, when the site states it) is not judged and
+    has no default there: the server cannot have it (a value set anyway, e.g. by a hotfix, is shown as set).  A value
+    newer than the server's version (NO_RPC before 8.22: Test: Varying the Number of Active Java GUIs, footnote 4)
+    does not follow the guide.  A value that needs another variable's value (OPCUIWWW_NEW_MSG_NO_DB=TRUE needs
     OPCMSGM_USE_GUI_THREAD=NO_RPC) follows the guide only with it."""
     known = version_tuple(version) if version else None
     readings = []
     for var in variables:
+        older = bool(var.since and known is not None and known < (version_tuple(var.since) or ()))
         if var.name in values:
             value, origin = values[var.name], "set"
-        elif var.default is not None:
+        elif var.default is not None and not older:
             value, origin = var.default, "default"
         else:
             value, origin = "", "unset"
         follows = None if var.follows_guide is None or origin == "unset" else var.follows_guide(value)
-        if follows is not None and var.since and known is not None and known < (version_tuple(var.since) or ()):
+        if follows is not None and older:
             follows = None  # older than the variable: nothing to advise
+        for newer, since in var.values_since:
+            if follows and known is not None and value.strip().upper() == newer and \
+                    known < (version_tuple(since) or ()):
+                follows = False  # a value this server's version does not have
         if follows and var.needs:
             other, wanted = var.needs
             follows = _current(variables, values, other).strip().upper() == wanted

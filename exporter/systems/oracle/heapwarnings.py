@@ -46,6 +46,11 @@ LOGGED_THRESHOLD = MetricSpec(
     f"{P}_kgl_heap_warning_logged_threshold_bytes", "gauge", "The notification threshold printed in the latest heap "
     "warning: _kgl_large_heap_warning_threshold as the instance applied it then (absent before the first one).",
     ("database",))
+WINDOW = MetricSpec(
+    f"{P}_kgl_heap_warnings_window_seconds", "gauge", "How much of the alert log the heap-warning counter covers: "
+    "heap_warnings.history (view source) plus the time since the source's first read; 0 on the first run without "
+    "history, when nothing has been read yet (0 warnings then says nothing).", ("database",),
+    "ORA-KGL: the advice judges no warnings only over a window above 0")
 UNREAD = MetricSpec(
     f"{P}_alert_log_unread_bytes", "gauge", "Bytes of the alert-log file not read yet (above 0 after a run: the "
     "file grows faster than max_bytes per interval).", ("database",))
@@ -55,7 +60,7 @@ SOURCE_SUCCESS = MetricSpec(
 SOURCE_DURATION = MetricSpec(
     f"{P}_source_duration_seconds", "gauge", "Time spent reading the source in the last run.",
     ("database", "source"))
-SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, UNREAD, SOURCE_SUCCESS, SOURCE_DURATION]
+SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, WINDOW, UNREAD, SOURCE_SUCCESS, SOURCE_DURATION]
 
 # Oracle Database Reference 12c Release 2 (12.2) and 19c, "V$DIAG_ALERT_EXT": ORIGINATING_TIMESTAMP is TIMESTAMP(9)
 # WITH TIME ZONE, CON_ID NUMBER (0 in 12.1 and in non-CDBs), MESSAGE_TEXT the message.  The view shows the XML alert
@@ -162,6 +167,8 @@ class HeapWarningSource:
     _mark: str | None = None  # view: the newest timestamp seen (UTC text)
     _seen_at_mark: set[tuple[Any, ...]] = field(default_factory=set)
     _position: _FilePosition | None = None
+    _first_read: float | None = None  # monotonic start of the first successful read: where the window opens
+    _last_read: float | None = None  # monotonic start of the latest successful read: where it ends
 
     def __post_init__(self) -> None:
         self.kind = self.settings.resolved
@@ -189,6 +196,9 @@ class HeapWarningSource:
             else:
                 self._read_view(client)
             self.success, self.error = True, None
+            if self._first_read is None:
+                self._first_read = started
+            self._last_read = started
         except Exception as exc:  # noqa: BLE001 - one source's failure must not affect the others
             self.success, self.error = False, self._describe(exc)
         self.duration = time.monotonic() - started
@@ -293,6 +303,14 @@ class HeapWarningSource:
         self.totals = (self.totals or _Totals()).add(found)
 
     # ---- samples ------------------------------------------------------------------------------------------------
+    def window_seconds(self) -> float:
+        """The stretch of the alert log the counter covers: the view's history read at the first run, plus the time
+        between the first and the latest successful read (the file source's first run only marks the end)."""
+        history = self.settings.history if self.kind == "view" else 0.0
+        if self._first_read is None or self._last_read is None:
+            return history
+        return history + max(0.0, self._last_read - self._first_read)
+
     def emit(self, batch: MetricBatch) -> None:
         if not self.enabled or self.success is None:
             return
@@ -302,6 +320,7 @@ class HeapWarningSource:
         if not self.success or totals is None:
             return
         HEAP_WARNINGS.add(batch, totals.warnings, database=self.database)
+        WINDOW.add(batch, self.window_seconds(), database=self.database)
         if totals.max_heap is not None:
             MAX_HEAP.add(batch, totals.max_heap, database=self.database)
         if totals.threshold is not None:

@@ -9,6 +9,7 @@ processes' affinity (Cpus_allowed_list).  Method, permissions and sources: READM
 
 from __future__ import annotations
 
+import glob
 import math
 import os
 
@@ -18,10 +19,11 @@ from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, read_text
 from ...core.settings import CollectorSettings, Duration
-from .parse import parse_cpu_list, parse_tcp, socket_inode
+from .parse import format_cpu_list, parse_cpu_list, parse_tcp, physical_cores, socket_inode
 
 P = f"{NAMESPACE}_vhi"
 MB = 1024 * 1024
+VHI_MAX_CORES = 4  # VHI-CPU: "more than 4 physical cores" not recommended (Processors and Performance)
 TCP_ESTABLISHED = "01"
 
 
@@ -49,6 +51,13 @@ SESSIONS = MetricSpec(f"{P}_sessions", "gauge", "Concurrent host sessions: estab
 SESSIONS_BY_PORT = MetricSpec(f"{P}_sessions_by_port", "gauge", "Concurrent host sessions by remote port.", ("port",))
 SESSION_SERVER_CPUS = MetricSpec(f"{P}_session_server_cpus", "gauge",
                                  "CPUs the session server may run on (its CPU affinity).", ())
+SESSION_SERVER_CORES = MetricSpec(f"{P}_session_server_cores", "gauge",
+                                  "Physical cores the session server may run on: the distinct cores (sysfs CPU "
+                                  "topology, thread_siblings_list) of the online CPUs in its affinity; absent when "
+                                  "the topology is not readable.", (), "VHI-CPU: more than 4 cores are not recommended")
+GUIDE_CPUS = MetricSpec(f"{P}_session_server_guide_cpus_info", "info",
+                        "The CPUs of at most 4 physical cores (every hardware thread of each, the session server's own "
+                        "cores first): the taskset list that keeps it within the guide's 4 cores.", (), "VHI-CPU")
 SESSIONS_PER_CPU = MetricSpec(f"{P}_sessions_per_cpu", "gauge",
                               "Concurrent host sessions per CPU the session server may use.", (),
                               "VHI-SESS: over 250 is beyond the guide")
@@ -61,7 +70,8 @@ SESSION_SERVER_RESIDENT_MEMORY = MetricSpec(f"{P}_session_server_resident_memory
                                             "Resident memory of the session server processes (the guide measured "
                                             "about 35-73 MB per 100 sessions).", ())
 
-SPECS = [SESSION_SERVER_PROCESSES, SESSIONS, SESSIONS_BY_PORT, SESSION_SERVER_CPUS, SESSIONS_PER_CPU,
+SPECS = [SESSION_SERVER_PROCESSES, SESSIONS, SESSIONS_BY_PORT, SESSION_SERVER_CPUS, SESSION_SERVER_CORES, GUIDE_CPUS,
+         SESSIONS_PER_CPU,
          SESSIONS_PER_CPU_LIMIT, MEMORY_REQUIRED, SESSION_SERVER_RESIDENT_MEMORY]
 
 
@@ -140,9 +150,37 @@ class VhiCollector(Collector):
         if cpus:
             SESSION_SERVER_CPUS.add(batch, len(cpus))
             SESSIONS_PER_CPU.add(batch, sessions / len(cpus))
+            cores = self._cores()
+            mine = {cores[cpu] for cpu in cpus if cpu in cores}
+            if mine:
+                SESSION_SERVER_CORES.add(batch, len(mine))
+                # the session server's own cores first (lowest CPU first), then the host's others: at most 4
+                ordered = sorted(set(cores.values()), key=lambda core: (core not in mine, min(core)))
+                chosen = set().union(*ordered[:VHI_MAX_CORES])
+                GUIDE_CPUS.add_info(batch, {"cpus": format_cpu_list(chosen)})
         extra = math.ceil(max(0, sessions - s.base_sessions) / 100)
         MEMORY_REQUIRED.add(batch, (s.memory_base_mb + extra * s.memory_per_100_mb) * MB, level="minimum")
         MEMORY_REQUIRED.add(batch, (s.memory_recommended_base_mb + extra * s.memory_recommended_per_100_mb) * MB,
                             level="recommended")
         if pids:
             SESSION_SERVER_RESIDENT_MEMORY.add(batch, rss)
+
+    def _cores(self) -> dict[int, frozenset[int]]:
+        """CPU -> its physical core, from the sysfs topology of the online CPUs (a CPU without a topology directory
+        is offline or absent: the host does not have it to give)."""
+        topology: dict[int, tuple[str, str, set[int] | None]] = {}
+        for topo in glob.glob(os.path.join(self.context.sysfs, "devices/system/cpu/cpu[0-9]*/topology")):
+            name = os.path.basename(os.path.dirname(topo))[3:]
+            if not (name.isascii() and name.isdigit() and len(name) <= 5):
+                continue
+            try:
+                package = read_text(os.path.join(topo, "physical_package_id")).strip()
+                core = read_text(os.path.join(topo, "core_id")).strip()
+            except OSError:
+                continue
+            try:
+                siblings: set[int] | None = parse_cpu_list(read_text(os.path.join(topo, "thread_siblings_list")))
+            except OSError:
+                siblings = None
+            topology[int(name)] = (package, core, siblings or None)
+        return physical_cores(topology)

@@ -43,6 +43,38 @@ def parse_cpu_list(text: str) -> set[int]:
     return set(compress(range(top + 1), accumulate(starts[:top + 1])))
 
 
+def format_cpu_list(cpus: set[int] | list[int]) -> str:
+    """The kernel's list format back from a set: {0, 1, 2, 3, 8, 9, 10, 11} -> ``0-3,8-11`` (taskset takes it)."""
+    parts: list[str] = []
+    ordered = sorted(set(cpus))
+    start = prev = None
+    for cpu in [*ordered, None]:
+        if cpu is not None and prev is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = cpu
+    return ",".join(parts)
+
+
+def physical_cores(topology: dict[int, tuple[str, str, set[int] | None]]) -> dict[int, frozenset[int]]:
+    """CPU -> the physical core it belongs to, as the set of that core's CPUs (its hardware threads).
+
+    ``topology`` is what sysfs says of each online CPU: (physical_package_id, core_id, thread_siblings_list).  The
+    siblings list is the core itself, whatever the numbering (an 8-core SMT host lists cpu0 and cpu8 together:
+    "0,8"); without it, CPUs with the same package and core id are one core.  Only the CPUs in ``topology`` (those
+    the host has online) appear in the cores."""
+    by_id: dict[tuple[str, str], set[int]] = {}
+    for cpu, (package, core, _) in topology.items():
+        by_id.setdefault((package, core), set()).add(cpu)
+    result = {}
+    for cpu, (package, core, siblings) in topology.items():
+        members = (siblings | {cpu}) if siblings else by_id[(package, core)]
+        result[cpu] = frozenset(c for c in members if c in topology)
+    return result
+
+
 def socket_inode(link: str) -> int | None:
     """The inode of a /proc/<pid>/fd link to a socket (``socket:[12345]``); None for any other link."""
     if not (link.startswith("socket:[") and link.endswith("]")):
