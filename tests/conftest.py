@@ -16,6 +16,22 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--network", action="store_true",
+                     help="also run the tests marked `network` (package index, GitHub); docs/testing.md")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `network` are opt-in: left out unless --network, MWE_NETWORK=1 or a -m naming `network`
+    selects them, so that the default suite gives the same answer on a machine without the network."""
+    if config.getoption("--network") or os.environ.get("MWE_NETWORK") == "1" or "network" in config.option.markexpr:
+        return
+    kept = [item for item in items if item.get_closest_marker("network") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("network")])
+        items[:] = kept
+
+
 def shell_script(path: Path, body: str) -> str:
     """An executable /bin/sh script at ``path`` running ``body`` (a stand-in for a system's command); its path."""
     path.write_text("#!/bin/sh\n" + body)
@@ -141,7 +157,8 @@ def spawn(tmp_path):
 
 
 def wait_for_comm(proc: subprocess.Popen, name: str) -> None:
-    for _ in range(100):
+    deadline = time.monotonic() + 60  # a backstop: the exec takes milliseconds, more on a loaded machine
+    while time.monotonic() < deadline:
         try:
             with open(f"/proc/{proc.pid}/comm") as handle:
                 if handle.read().strip() == name:
@@ -150,6 +167,35 @@ def wait_for_comm(proc: subprocess.Popen, name: str) -> None:
             pass
         time.sleep(0.02)
     raise AssertionError(f"pid {proc.pid} never showed comm {name}")
+
+
+def burn_cpu_code(seconds: float) -> str:
+    """Python code for a spawned process: use ``seconds`` of CPU time (user mode mostly), create the file named by
+    its first argument, then sleep. CPU time, not wall time: under load the burst takes longer, never less CPU."""
+    return ("import sys, time\n"
+            f"while time.process_time() < {seconds}:\n"
+            "    sum(range(20000))\n"
+            "open(sys.argv[1], 'w').close()\n"
+            "time.sleep(120)\n")
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen, limit: float = 300.0) -> None:
+    """Wait until ``proc`` has created ``path`` (a burst of burn_cpu_code is over); the limit is only a backstop."""
+    deadline = time.monotonic() + limit
+    while not path.exists():
+        assert proc.poll() is None, f"pid {proc.pid} exited with {proc.returncode} before creating {path}"
+        assert time.monotonic() < deadline, f"pid {proc.pid} did not create {path} within {limit} s"
+        time.sleep(0.02)
+
+
+def proc_cpu_ticks(*pids: int) -> tuple[int, int]:
+    """utime and stime (clock ticks) of ``pids`` summed, read from /proc/<pid>/stat directly."""
+    user = system = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+        user, system = user + int(fields[11]), system + int(fields[12])
+    return user, system
 
 
 def collect(collector) -> tuple[dict, Any]:

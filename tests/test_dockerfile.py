@@ -8,9 +8,11 @@ and checks /healthz, /metrics and the image's HEALTHCHECK command against it. So
 .dockerignore that drops a file the install needs, or a healthcheck that cannot pass fails CI.
 
 The image's locks (packaging/image/*.lock) are checked too: every requirement pinned with == and sha256 hashes,
-every runtime dependency of pyproject.toml covered; the integration half regenerates them from their header
-commands (amd64 and arm64) and installs the runtime lock twice, in two fresh virtual environments, comparing the
-results file by file.
+every runtime dependency of pyproject.toml covered (tests/test_locks.py checks more, and holds the opt-in check
+against the package index); the integration half installs the runtime lock twice, in two fresh virtual
+environments, comparing the results file by file. The install replays take the locks' wheels from a wheelhouse
+in ~/.cache/middleware-exporter/wheels, downloaded from the index with the locks' hashes on the first run only,
+so that later runs need no network and a new release on the index cannot change their answer.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+from .chart_tools import CACHE
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILE = REPO / "Dockerfile"
@@ -296,16 +300,21 @@ def healthcheck_command(df: Dockerfile) -> list[str]:
     return exec_form if exec_form is not None else ["/bin/sh", "-c", command.strip()]
 
 
-def test_healthcheck_hits_healthz_with_stdlib(dockerfile):
+def test_healthcheck_runs_the_exporters_own_healthcheck(dockerfile):
+    """The HEALTHCHECK is `middleware-exporter healthcheck` (it reads PID 1's configuration and probes /healthz as the
+    server serves: tests/test_webconfig.py runs this very command against TLS, basic auth, a port from the config
+    file and a non-loopback address), the program the ENTRYPOINT runs, bounded by --timeout."""
     command = healthcheck_command(dockerfile)
-    text = " ".join(command)
-    assert "/healthz" in text, "the HEALTHCHECK should probe /healthz (liveness), not /metrics"
-    assert not re.search(r"\b(curl|wget)\b", text), "slim images have neither curl nor wget"
-    assert command[0] in ("python", "python3", f"{VENV}/bin/python"), "use Python's stdlib"
-    code = command[command.index("-c") + 1]
-    compile(code, "<HEALTHCHECK>", "exec")
+    assert command == ["middleware-exporter", "healthcheck"], command
+    assert dockerfile.final.all("ENTRYPOINT")[-1].json_args()[0] == command[0]
+    assert not re.search(r"\b(curl|wget)\b", " ".join(command)), "slim images have neither curl nor wget"
     options = dockerfile.final.all("HEALTHCHECK")[0].args.partition("CMD")[0]
-    assert re.search(r"--timeout=\d+s", options), "bound the probe with --timeout"
+    timeout = re.search(r"--timeout=(\d+)s", options)
+    assert timeout, "bound the probe with --timeout"
+    from exporter.cli import _parser
+
+    own = _parser().parse_args(command[1:]).timeout
+    assert own < int(timeout.group(1)), "the command must give up before Docker kills it"
 
 
 def test_oci_labels(dockerfile):
@@ -425,7 +434,9 @@ def parse_lock(path: Path) -> dict[str, Pin]:
         pending = ""
     assert not pending, f"{path.name} ends inside a continued line"
     for number, text in logical:
-        words = text.split()
+        # `name==version`, an environment marker after ` ; ` in a universal lock, then the options
+        spec, _, options = text.partition(" --")
+        words = [spec, *(f"--{options}".split() if options else [])]
         where = f"{path.name}:{number}"
         assert not words[0].startswith("-"), f"{where}: an option line ({words[0]}) in a lock"
         requirement = Requirement(words[0])
@@ -724,9 +735,41 @@ def _snapshot(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
+WHEELHOUSE = CACHE / "wheels"  # kept between runs, like the Go tools of tests/chart_tools.py
+
+
+@pytest.fixture(scope="module")
+def wheelhouse() -> Path:
+    """The image locks' wheels for this interpreter and machine: downloaded from the package index the first time
+    (with the locks' hashes), then taken from the cache with no network. A pinned file never changes, so the
+    cache gives the same answer as the index would, and every install still checks each wheel's hash."""
+    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "VIRTUAL_ENV"))}
+    for lock in LOCKS:
+        base = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+                "--only-binary=:all:", "--require-hashes", "-r", str(lock), "-d", str(WHEELHOUSE)]
+        cached = subprocess.run([*base, "--no-index", "--find-links", str(WHEELHOUSE)], env=env, capture_output=True,
+                                text=True, timeout=300)
+        if cached.returncode == 0:
+            continue
+        fetched = subprocess.run(base, env=env, capture_output=True, text=True, timeout=900)
+        if fetched.returncode != 0:
+            message = f"the wheels of {lock.name} are not cached in {WHEELHOUSE} and the index cannot be reached " \
+                      f"to fetch them (the first run needs it):\n{fetched.stderr[-2000:]}"
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
+    return WHEELHOUSE
+
+
+def _from_wheelhouse(argv: list[str], wheelhouse: Path) -> list[str]:
+    """A lock install of the Dockerfile, taking the wheels from the wheelhouse (the hashes are still required)."""
+    return [*argv, "--no-index", "--find-links", str(wheelhouse)] if "-r" in argv else argv
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("with_mq", [False, True], ids=["default", "with-mq"])
-def test_install_replay_and_start(dockerfile, tmp_path, with_mq):
+def test_install_replay_and_start(dockerfile, tmp_path, with_mq, wheelhouse):
     _replayable_builder(dockerfile)
     steps = [s for s in builder_install_steps(dockerfile) if with_mq or not s.mq_only]
     src = tmp_path / "src"
@@ -742,7 +785,7 @@ def test_install_replay_and_start(dockerfile, tmp_path, with_mq):
     # RUN python -m venv /opt/venv (the same minor version as the image, as far as this machine allows)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180, env=build_env)
     for step in steps:
-        argv = _translate(step.argv, venv, src)
+        argv = _from_wheelhouse(_translate(step.argv, venv, src), wheelhouse)
         result = subprocess.run(argv, env=build_env, capture_output=True, text=True, timeout=900,
                                 stdin=subprocess.DEVNULL)
         assert result.returncode == 0, (
@@ -806,15 +849,14 @@ def test_install_replay_and_start(dockerfile, tmp_path, with_mq):
         assert status == 200, body[:2000]
         assert b"# TYPE" in body
 
-        # The image's HEALTHCHECK command, run with the venv's python against this instance.
+        # The image's HEALTHCHECK command from the venv, pointed at this instance (in the image it is PID 1).
         check = healthcheck_command(dockerfile)
-        check_argv = [str(venv / "bin" / check[0]) if check[0] in ("python", "python3") else check[0], *check[1:]]
-        check_env = {**run_env, "MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS": f"127.0.0.1:{port}"}
-        healthy = subprocess.run(check_argv, env=check_env, capture_output=True, text=True, timeout=30)
-        assert healthy.returncode == 0, f"HEALTHCHECK failed against a running exporter: {healthy.stderr}"
-        check_env["MIDDLEWARE_EXPORTER_WEB__LISTEN_ADDRESS"] = f"127.0.0.1:{_free_port()}"
-        unhealthy = subprocess.run(check_argv, env=check_env, capture_output=True, text=True, timeout=30)
-        assert unhealthy.returncode != 0, "HEALTHCHECK passed with nothing listening"
+        check_argv = [str(venv / "bin" / check[0]), *check[1:], "--pid", str(proc.pid)]
+        healthy = subprocess.run(check_argv, env=run_env, capture_output=True, text=True, timeout=30, cwd="/")
+        assert healthy.returncode == 0, f"HEALTHCHECK failed against a running exporter: {healthy.stdout}"
+        unhealthy = subprocess.run([*check_argv[:-1], str(os.getpid())], env=run_env, capture_output=True,
+                                   text=True, timeout=30, cwd="/")
+        assert unhealthy.returncode == 1, "HEALTHCHECK passed against a process that is not the exporter"
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGTERM)
@@ -870,9 +912,9 @@ def _installed_files(venv: Path) -> dict[str, str]:
 
 
 @pytest.mark.integration
-def test_two_installs_from_the_lock_are_identical(dockerfile, tmp_path):
-    """The builder's lock install, run in two fresh virtual environments (each downloading from the index, as
-    --no-cache-dir says), installs the same distributions and versions, file for file by sha256."""
+def test_two_installs_from_the_lock_are_identical(dockerfile, tmp_path, wheelhouse):
+    """The builder's lock install, run in two fresh virtual environments (from the locks' wheels, checked against
+    their hashes), installs the same distributions and versions, file for file by sha256."""
     steps = [s for s in builder_install_steps(dockerfile) if _lock_of(s) in (BUILD_LOCK, RUNTIME_LOCK)]
     assert len(steps) == 2
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
@@ -881,8 +923,8 @@ def test_two_installs_from_the_lock_are_identical(dockerfile, tmp_path):
         venv = tmp_path / name / "venv"  # the same name: `activate` shows it in the prompt
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180, env=env)
         for step in steps:
-            result = subprocess.run(_translate(step.argv, venv, REPO), env=env, capture_output=True, text=True,
-                                    timeout=900, stdin=subprocess.DEVNULL)
+            result = subprocess.run(_from_wheelhouse(_translate(step.argv, venv, REPO), wheelhouse), env=env,
+                                    capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
             assert result.returncode == 0, f"{' '.join(step.argv)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         freeze = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "freeze", "--all"], env=env,
                                 capture_output=True, text=True, timeout=120, check=True).stdout
@@ -898,29 +940,3 @@ def test_two_installs_from_the_lock_are_identical(dockerfile, tmp_path):
     differing = [path for path in trees[0] if trees[0][path] != trees[1][path]]
     assert not differing, f"files that differ between the two installs: {differing[:20]}"
     assert len(trees[0]) > 1000  # the whole dependency tree was compared, not an empty venv
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("lock", LOCKS, ids=lambda p: p.name)
-def test_lock_regenerates_from_its_header_command(lock, tmp_path):
-    """The header's command, run again, gives the same pins and hashes (it is dated with --exclude-newer), and the
-    same for arm64 as for amd64: one lock serves both platforms of the documented multi-arch build."""
-    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
-    if uv is None:
-        if os.environ.get("CI"):
-            pytest.fail("uv missing: the test extras install it")
-        pytest.skip("uv not installed (pip install uv)")
-    command = lock_command(lock)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "VIRTUAL_ENV"))}
-    env["PATH"] = f"{Path(uv).parent}{os.pathsep}{env.get('PATH', '')}"
-    expected = {name: (pin.version, pin.hashes) for name, pin in parse_lock(lock).items()}
-    for platform in ("x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"):
-        out = tmp_path / f"{platform}.lock"
-        again = command.replace(f"-o {lock.relative_to(REPO)}", f"-o {out}")
-        again = again.replace("--python-platform linux", f"--python-platform {platform}")
-        assert again.count(str(out)) == 1 and platform in again
-        result = subprocess.run(["bash", "-c", again + " --quiet"], cwd=REPO, env=env, capture_output=True,
-                                text=True, timeout=600)
-        assert result.returncode == 0, result.stderr[-3000:]
-        regenerated = {name: (pin.version, pin.hashes) for name, pin in parse_lock(out).items()}
-        assert regenerated == expected, f"{lock.name} is stale for {platform}: run its header command"

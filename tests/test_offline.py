@@ -1,8 +1,9 @@
 """The offline install artefact of scripts/build-offline, for hosts that cannot reach a package index.
 
-Built once per session with the lowest Python that pyproject's requires-python allows (the build itself needs the
-index); then a fresh virtual environment installs it with --no-index and --require-hashes through its install.sh and
-the installed exporter serves /metrics, and the single-file zipapp does the same. The committed lock is checked
+Built once per session with the lowest Python that pyproject's requires-python allows (the first build needs the
+index; later ones take the build tools and the locked wheels from their caches, so they need no network); then a
+fresh virtual environment installs it with --no-index and --require-hashes through its install.sh and the installed
+exporter serves /metrics, and the single-file zipapp does the same. The committed lock is checked
 against pyproject's dependencies without building anything. tests/test_systemd.py reuses the same build.
 """
 

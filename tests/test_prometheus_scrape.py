@@ -75,7 +75,9 @@ def test_prometheus_ingests_every_series_without_errors(start_exporter, promethe
     assert scraped and int(float(scraped[0]["value"][1])) == exposed
     cpus = _query(base, "middleware_host_cpus")
     assert float(cpus[0]["value"][1]) >= 1
-    # counters arrive as counters: rate() works on them once two samples exist
-    time.sleep(2.5)
-    assert _query(base, 'rate(middleware_host_cpu_seconds_total{mode="idle"}[5s])')
+    # counters arrive as counters: rate() works on them once two samples exist (polled: a loaded machine scrapes late)
+    deadline = time.monotonic() + 60
+    while not _query(base, 'rate(middleware_host_cpu_seconds_total{mode="idle"}[5s])'):
+        assert time.monotonic() < deadline, "rate() over the exporter's counter stayed empty for 60 s"
+        time.sleep(0.5)
     assert _query(base, 'middleware_scrape_collector_success{collector="process"} == 1')

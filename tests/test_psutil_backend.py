@@ -26,7 +26,7 @@ from exporter.systems.host import psutil_backend as pb
 from exporter.systems.host.collector import SPECS, HostCollector, HostSettings
 from exporter.systems.process.collector import ProcessCollector, ProcessSettings
 
-from .conftest import FIXTURES, collect, wait_for_comm
+from .conftest import FIXTURES, burn_cpu_code, collect, wait_for_comm, wait_for_file
 
 TOL = pb.TOLERANCE
 LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="compares with Linux's /proc")
@@ -113,10 +113,10 @@ def test_host_series_agree_with_procfs_within_the_stated_tolerances():
 
 
 @pytest.fixture
-def fixture_group(spawn):
-    """Three processes named mwpsfixture (one burns CPU for 0.3 s, then all sleep) and a zombie of the same name."""
-    procs = [spawn("mwpsfixture", python_code="import time\nend = time.time() + 0.3\nwhile time.time() < end: pass\n"
-                                              "time.sleep(120)")]
+def fixture_group(spawn, tmp_path):
+    """Three processes named mwpsfixture (one uses 0.3 s of CPU, then all sleep) and a zombie of the same name."""
+    done = tmp_path / "burnt"
+    procs = [spawn("mwpsfixture", str(done), python_code=burn_cpu_code(0.3))]
     procs += [spawn("mwpsfixture", python_code="import time; time.sleep(120)") for _ in range(2)]
     for proc in procs:
         wait_for_comm(proc, "mwpsfixture")
@@ -128,7 +128,7 @@ def fixture_group(spawn):
         except psutil.NoSuchProcess:
             break
         time.sleep(0.01)
-    time.sleep(0.35)  # the busy one has finished its burst
+    wait_for_file(done, procs[0])  # the busy one has finished its burst
     return procs
 
 
@@ -152,7 +152,9 @@ def test_process_group_agrees_with_procfs_for_a_stable_fixture_group(fixture_gro
         key = (f"{P}_cpu_seconds_total", tuple(sorted(labels + (("mode", mode),))))
         slack = TOL["counter_relative_slack"]
         assert before[key] * (1 - slack) <= ours[key] <= after[key] * (1 + slack), (mode, before[key], ours[key])
-    assert ours[(f"{P}_cpu_seconds_total", tuple(sorted(labels + (("mode", "user"),))))] >= 0.1  # the burst
+    burst = sum(ours[(f"{P}_cpu_seconds_total", tuple(sorted(labels + (("mode", mode),))))]
+                for mode in ("user", "system"))
+    assert burst >= 0.25  # the busy one's 0.3 s of CPU time (time.process_time), whatever the load
     rss = (f"{P}_resident_memory_bytes", labels)
     cpus = os.cpu_count() or 1
     per_process = 3 * max(TOL["process_rss_batch_pages"], 2 * cpus) * cpus * os.sysconf("SC_PAGE_SIZE")
@@ -170,11 +172,13 @@ def test_psutil_cpu_counter_stays_monotonic_across_runs(fixture_group):
                                                  backend="psutil"), Context())
     key = ("middleware_process_group_cpu_seconds_total",
            (("group", "fixture"), ("mode", "user"), ("process", "mwpsfixture")))
+    system = key[:1] + (tuple(sorted(key[1][:1] + key[1][2:] + (("mode", "system"),))),)
     first, _ = collect(collector)
     fixture_group[0].kill()
     fixture_group[0].wait()  # the process that burnt the CPU exits: the group's counter must not go down
     second, _ = collect(collector)
-    assert second[key] >= first[key] >= 0.1
+    assert second[key] >= first[key] and second[system] >= first[system]
+    assert first[key] + first[system] >= 0.25  # the burst (0.3 s of CPU time) was counted
     assert second[("middleware_process_group_processes", key[1][:1] + key[1][2:])] == 2
 
 
