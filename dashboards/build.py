@@ -756,6 +756,14 @@ def vhi() -> dm.Dashboard:
            [(f'sum by (instance) (rate(middleware_process_group_cpu_seconds_total'
              f'{{group="vhi_session_server", {INST}}}[{RI}]))',
              "{{instance}} sesssrvr CPU")]),
+        ts("Session server CPUs and physical cores", "short",
+           f"{GUIDE} VHI-CPU ({DOC_VHI}, Processors and Performance): more than 4 physical cores not recommended. The "
+           "CPUs of the session server's affinity and the physical cores behind them, read from the CPU topology "
+           "(thread_siblings_list: a host numbering a core's threads n and n+8 has 8 cores under CPUs 0-7); no "
+           "cores line: the exporter could not read the topology.",
+           [(f"middleware_vhi_session_server_cpus{{{INST}}}", "{{instance}} CPUs"),
+            (f"middleware_vhi_session_server_cores{{{INST}}}", "{{instance}} physical cores"),
+            ref("vhi_max_cpu_cores", "guide: at most 4 physical cores")]),
         ts("Session server processes", "short",
            f"{GUIDE} VHI-SESS ({DOC_VHI}): session server processes running (0 = no sessions can be served).",
            [(f"middleware_vhi_session_server_processes{{{INST}}}", "{{instance}} sesssrvr processes")]),

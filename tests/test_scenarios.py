@@ -108,6 +108,13 @@ def test_vhi_sessions_derive_per_cpu_and_the_memory_formula():
     assert series[f"middleware_vhi_sessions{labels}"] == [100, 350]
     assert series[f"middleware_vhi_sessions_per_cpu{labels}"] == [50, 175]
     assert series[f"middleware_vhi_session_server_cpus{labels}"] == [2, 2]
+    # no cores given: absent, as from an exporter without the CPU topology (MiddlewareVhiCpuCoresUnknown's case)
+    assert not any("session_server_cores" in name or "guide_cpus" in name for name in series)
+    smt = _signal({"kind": "vhi_sessions", "cpus": 8, "cores": 8, "guide_cpus": "0-3,8-11", "values": 600})
+    smt_series = smt.series([0.0, 60.0], random.Random(0))
+    assert smt_series[f"middleware_vhi_session_server_cores{labels}"] == [8, 8]
+    assert smt_series['middleware_vhi_session_server_guide_cpus_info{cpus="0-3,8-11", instance="h:1", '
+                  'job="middleware"}'] == [1, 1]
     minimum = series['middleware_vhi_memory_required_bytes{instance="h:1", job="middleware", level="minimum"}']
     assert minimum == [512 * 1048576, (512 + 3 * 64) * 1048576]  # 250 further sessions: 3 started hundreds
 

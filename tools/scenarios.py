@@ -247,10 +247,15 @@ def _process_group(signal: Signal, times: list[float], rng: random.Random) -> di
 
 def _vhi_sessions(signal: Signal, times: list[float], rng: random.Random) -> dict[str, list[float]]:
     """A VHI session server: the time line is the concurrent host sessions (noise applies, rounded); ``cpus`` the
-    CPUs the session server may run on (default 1).  Emits what the vhi collector derives from the one count:
-    sessions, sessions per CPU, the CPU count, the 250 limit and the memory formula (512 MB, 1 GB recommended, up
-    to 100 sessions, plus 64 MB / 128 MB per further 100 started), as exporter/systems/vhi/collector.py does."""
+    CPUs the session server may run on (default 1), ``cores`` the physical cores behind them (the collector reads
+    them from the sysfs topology; no ``cores``: the series is absent, as from an exporter without the topology),
+    ``guide_cpus`` the taskset list of 4 cores (middleware_vhi_session_server_guide_cpus_info).  Emits what the vhi
+    collector derives from the one count: sessions, sessions per CPU, the CPU count, the 250 limit and the memory
+    formula (512 MB, 1 GB recommended, up to 100 sessions, plus 64 MB / 128 MB per further 100 started), as
+    exporter/systems/vhi/collector.py does."""
     cpus = float(signal.extra.get("cpus", 1))
+    cores = signal.extra.get("cores")
+    guide_cpus = signal.extra.get("guide_cpus")
     limit = float(signal.extra.get("limit", 250))
     mib = 1048576
     series: dict[str, list[float]] = {name: [] for name in ("sessions", "per_cpu", "minimum", "recommended")}
@@ -262,6 +267,12 @@ def _vhi_sessions(signal: Signal, times: list[float], rng: random.Random) -> dic
         series["minimum"].append(float((512 + 64 * extra) * mib))
         series["recommended"].append(float((1024 + 128 * extra) * mib))
     labels = signal.labels
+    topology = {}
+    if cores is not None:
+        topology[f"middleware_vhi_session_server_cores{_labels(labels)}"] = [float(cores)] * len(times)
+    if guide_cpus is not None:
+        info = _labels({**labels, "cpus": str(guide_cpus)})
+        topology[f"middleware_vhi_session_server_guide_cpus_info{info}"] = [1.0] * len(times)
     return {
         f"middleware_vhi_session_server_processes{_labels(labels)}": [1.0] * len(times),
         f"middleware_vhi_sessions{_labels(labels)}": series["sessions"],
@@ -270,6 +281,7 @@ def _vhi_sessions(signal: Signal, times: list[float], rng: random.Random) -> dic
         f"middleware_vhi_sessions_per_cpu_limit{_labels(labels)}": [limit] * len(times),
         f"middleware_vhi_memory_required_bytes{_labels({**labels, 'level': 'minimum'})}": series["minimum"],
         f"middleware_vhi_memory_required_bytes{_labels({**labels, 'level': 'recommended'})}": series["recommended"],
+        **topology,
     }
 
 
