@@ -17,8 +17,7 @@ from typing import Any, NoReturn, Sequence
 import yaml
 from pydantic import BaseModel
 
-from . import __version__
-from .core import runner
+from .core import buildinfo, runner
 from .core.collector import Collector, Context
 from .core.config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, masked_dump, parse_listen_address
 from .core.scheduler import Scheduler, cause_key
@@ -37,6 +36,12 @@ ADVISE_EXIT_STATUS = """exit status:
   0  nothing deviates from the guides (follows or unknown only)
   1  at least one recommendation deviates
   2  the configuration is invalid, or the exporter at --url could not be asked"""
+CHECK_CONFIG_EXIT_STATUS = """exit status:
+  0  the configuration is valid; it is printed on stdout with every secret masked
+  2  it is not, and stderr says why: a wrong key or value, a collector that cannot
+     start, a password_file not readable or a password_env not set (unless
+     --no-password-sources), a --web.config.file that does not load, a bad flag"""
+OUTPUT_CLOSED_STATUS = 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
 log = logging.getLogger("middleware_exporter")
 
 
@@ -61,9 +66,6 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--config", metavar="FILE",
                         help=f"YAML configuration file (or set {ENV_PREFIX}CONFIG). Without one, built-in defaults "
                              "apply: host and process metrics.")
-    common.add_argument("--web.listen-address", dest="listen_address", metavar="ADDR",
-                        help=f"Address to listen on (default {DEFAULT_LISTEN_ADDRESS}).")
-    _web_flags(common)
     common.add_argument("--path.procfs", dest="procfs", metavar="DIR", help="procfs mount point (default /proc).")
     common.add_argument("--path.sysfs", dest="sysfs", metavar="DIR", help="sysfs mount point (default /sys).")
     common.add_argument("--log.level", dest="log_level", choices=("debug", "info", "warning", "error"))
@@ -75,12 +77,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="middleware-exporter",
         description="Prometheus exporter for HPOM, Oracle, IBM MQ, VHI and Domino servers.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # --version's lines as written
     )
-    parser.add_argument("--version", action="version", version=f"middleware-exporter {__version__}")
+    parser.add_argument("--version", action="version", version=buildinfo.version_text())
+    # where and how the exporter serves: run, and check-config to validate it; the connection limits: run only
+    web = _Parser(add_help=False)
+    web.add_argument("--web.listen-address", dest="listen_address", metavar="ADDR",
+                     help=f"Address to listen on (default {DEFAULT_LISTEN_ADDRESS}).")
+    web.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                     help="exporter-toolkit web configuration (TLS, basic auth, headers), the file node_exporter "
+                          "reads; see docs/security.md.")
+    server = _Parser(add_help=False)
+    _web_flags(server)
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("run", parents=[common], help="Serve /metrics (the default command).")
-    check = sub.add_parser("check-config", parents=[common],
-                           help="Validate the configuration and print it with secrets masked.")
+    sub.add_parser("run", parents=[common, web, server], help="Serve /metrics (the default command).")
+    check = sub.add_parser("check-config", parents=[common, web],
+                           help="Validate the configuration and print it with secrets masked.",
+                           description="Validate the configuration (file, environment, flags) and the web "
+                                       "configuration as run would load them, and print the configuration with "
+                                       "every secret masked.", epilog=CHECK_CONFIG_EXIT_STATUS,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("--no-password-sources", action="store_true",
                        help="Do not check that password files are readable and password variables set (for "
                             "checking a configuration away from the host that will run it, e.g. a rendered chart).")
@@ -129,13 +145,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _web_flags(parser: argparse.ArgumentParser) -> None:
-    """TLS, basic auth and the connection limits (docs/security.md)."""
+    """The server's probe exemptions and connection limits (docs/security.md)."""
     from .core.httplimits import Limits
 
     defaults = Limits()
-    parser.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
-                        help="exporter-toolkit web configuration (TLS, basic auth, headers), the file node_exporter "
-                             "reads; see docs/security.md.")
     parser.add_argument("--web.auth-exempt-path", dest="web_auth_exempt", action="append", default=[],
                         choices=("/healthz", "/readyz"),
                         help="Answer this path without basic auth (for probes; repeatable). TLS still applies.")
@@ -176,7 +189,7 @@ def _web_limits(args: argparse.Namespace):
 
 def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
     result: dict[tuple[str, ...], Any] = {}
-    if args.listen_address is not None:
+    if getattr(args, "listen_address", None) is not None:  # run and check-config have the flag
         result[("web", "listen_address")] = args.listen_address
     if args.procfs is not None:
         result[("paths", "procfs")] = args.procfs
@@ -271,6 +284,16 @@ def build_collectors(config: Config) -> list[Collector]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # stdout's reader went away (`advise | head`): stop quietly, as a tool that SIGPIPE ends, without a traceback
+        # now or at exit's flush of stdout (the Python documentation's recipe, "Note on SIGPIPE")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OUTPUT_CLOSED_STATUS
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "run")
@@ -285,9 +308,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = parse_listen_address(config.web.listen_address)
         redact = make_redactor(config)
         setup_logging(config.log.level, config.log.format, redact)
-        limits = _web_limits(args)
+        limits = _web_limits(args) if args.command == "run" else None
         web_config = None
-        if args.web_config_file:
+        if getattr(args, "web_config_file", None):
             from .core.webconfig import load_web_config
 
             web_config = load_web_config(args.web_config_file)
@@ -560,7 +583,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
                   json.dumps(exc.strerror or str(exc)))
         return 1
     log.info("msg=%s version=%s listen_address=%s tls=%s basic_auth=%s max_connections=%d collectors=%s",
-             json.dumps("starting"), __version__, config.web.listen_address, str(bool(live and live.tls)).lower(),
+             json.dumps("starting"), buildinfo.VERSION, config.web.listen_address, str(bool(live and live.tls)).lower(),
              str(bool(web_config and web_config.users)).lower(), guard.cap, ",".join(scheduler.states) or "none")
     if guard.cap < limits.max_connections:
         log.warning("msg=%s requested=%d open_file_limit=%s", json.dumps("--web.max-connections lowered to fit the "

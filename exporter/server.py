@@ -1,10 +1,9 @@
-"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors, the advice (/api/v1/advice, /advice) and a
-landing page."""
+"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors, the advice (/api/v1/advice, /advice) and the
+status page (/)."""
 
 from __future__ import annotations
 
 import inspect
-from html import escape
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -81,9 +80,10 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
 
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
-        # 503 "starting" before every collector's first run, 503 "failing" while no collector reads anything
+        # 503 "starting" before every collector's first run, 503 "failing" while every collector's run fails; 200
+        # "ready", or "degraded" while a target is down (core/scheduler.py, Scheduler.readiness)
         readiness = scheduler.readiness()
-        body = {key: readiness[key] for key in ("status", "pending_collectors", "failing_collectors")}
+        body = {key: readiness[key] for key in ("status", "pending_collectors", "failing_collectors", "targets_down")}
         return JSONResponse(body, status_code=200 if readiness["ready"] else 503)
 
     def collector_status() -> list[dict]:
@@ -112,26 +112,17 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
         return HTMLResponse(render(build_report(scheduler, settings), version=__version__),
                             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
 
+    guide: dict[str, list[str]] = {}  # collector -> the guide rows its metrics serve, worked out on first use
+
     @app.get("/")
     async def landing() -> HTMLResponse:
-        rows = "".join(
-            f"<tr><td>{escape(c['name'])}</td><td>{'yes' if c['enabled'] else 'no'}</td>"
-            f"<td>{escape(str(c.get('last_success', '')))}</td><td>{escape(c['description'])}</td></tr>"
-            for c in collector_status()
-        )
-        return HTMLResponse(
-            "<!doctype html><html><head><meta charset='utf-8'><title>middleware-exporter</title></head><body>"
-            f"<h1>middleware-exporter {escape(__version__)}</h1>"
-            "<p>Prometheus exporter for HPOM, Oracle, IBM MQ, VHI and Domino servers.</p><ul>"
-            "<li><a href='/metrics'>/metrics</a>: Prometheus exposition</li>"
-            "<li><a href='/healthz'>/healthz</a>: process alive</li>"
-            "<li><a href='/readyz'>/readyz</a>: configuration loaded, first collection done, at least one "
-            "collector reading</li>"
-            "<li><a href='/api/v1/collectors'>/api/v1/collectors</a>: collector status (JSON)</li>"
-            "<li><a href='/advice'>/advice</a>: the guides' recommendations against this estate "
-            "(<a href='/api/v1/advice'>JSON</a>)</li></ul>"
-            "<table border='1' cellpadding='4'><tr><th>collector</th><th>enabled</th><th>last run ok</th>"
-            f"<th>what it collects</th></tr>{rows}</table></body></html>"
-        )
+        # the status page (exporter/statuspage.py): the same states as the metrics, the API and the log
+        from .statuspage import CONTENT_SECURITY_POLICY, guide_rows, render
+
+        if not guide:
+            for name, state in scheduler.states.items():
+                guide[name] = guide_rows(f"{spec.help} {spec.unit_note}" for spec in state.collector.specs())
+        return HTMLResponse(render(collector_status(), scheduler.readiness(), guide, __version__),
+                            headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
 
     return app

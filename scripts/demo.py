@@ -2,9 +2,9 @@
 ``prometheus`` and ``prometheus-alertmanager`` are installed, a local Prometheus with the project's rules and an
 Alertmanager with the example routing, delivering to a local receiver that prints each notification.
 
-    scripts/demo                                   # hpom-queue-stuck at 10x: pages at about minute 20 (2 min)
-    scripts/demo --scenario hpom-message-storm     # the guide's storm: the server recovers, nothing pages
-    scripts/demo --speed 30 --minutes 25 --keep    # faster, shorter, keep the logs
+    scripts/demo                                # hpom-queue-stuck, 40 scenario minutes at 10x: 4 min; pages near 20
+    scripts/demo --scenario hpom-message-storm  # the guide's storm, 30 scenario minutes at 10x: 3 min; nothing pages
+    scripts/demo --speed 60 --minutes 25 --keep # hpom-queue-stuck, 25 scenario minutes at 60x: 25 s; keeps the logs
 
 Time is compressed by --speed: one scenario minute lasts 60/speed real seconds.  The scenario's time line (with
 its seeded noise, as the promtool acceptance tests see it) sets the size of each queue file; the exporter's hpom

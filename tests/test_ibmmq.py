@@ -129,7 +129,7 @@ def test_a_failing_back_end_leaves_the_others(monkeypatch, behaviour, message):
     collector = _collector(monkeypatch, {"QM1": "ok", "QMBAD": behaviour})
     started = time.monotonic()
     samples, batch = _collect(collector)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 25  # the hang is 30 s; the timeout far less (margin for a loaded machine)
     assert _v(samples, "middleware_ibmmq_backend_success", qmgr="QMBAD", backend="runmqsc") == 0
     assert _v(samples, "ibmmq_qmgr_status", qmgr="QMBAD") == 0
     assert _v(samples, "middleware_ibmmq_qmgr_ha_role", qmgr="QMBAD", role="unknown") == 1
@@ -450,7 +450,9 @@ def test_exporter_process_with_mqweb_that_turns_to_garbage(start_exporter, tmp_p
         assert b'middleware_ibmmq_backend_success{backend="rest",qmgr="QM1"} 0.0' in body
         assert b"ibmmq_queue_depth{" not in body
         assert b'middleware_scrape_collector_success{collector="host"} 1.0' in body
-        assert b'middleware_scrape_collector_success{collector="ibmmq"} 1.0' in body
+        # the queue manager is down, so the collector did not work (issue 26: one truth about what works)
+        assert b'middleware_target_up{collector="ibmmq",target="QM1"} 0.0' in body
+        assert b'middleware_scrape_collector_success{collector="ibmmq"} 0.0' in body
     finally:
         fake.stop()
 

@@ -96,8 +96,9 @@ def test_unreachable_database_over_ten_runs_logs_one_line(caplog, monkeypatch):
     assert "DPY-6005" in errors[0]
     lines = _warnings(caplog)
     assert len(lines) == 1, [r.getMessage() for r in lines]
-    assert "sources failed" in lines[0].getMessage() and "db1" in lines[0].getMessage()
+    assert "target down" in lines[0].getMessage() and "target=db1" in lines[0].getMessage()
     assert scheduler.status()[0]["source_errors"]["db1"] == errors[-1]  # the API still has the latest text
+    assert scheduler.status()[0]["targets"][0]["last_error"] == errors[-1]
     collector.close()
 
 
@@ -166,24 +167,39 @@ class _Good(Collector):
         batch.add("test_good_value", 1)
 
 
-def test_readyz_is_not_ready_while_no_collector_reads_anything():
-    flaky = _Flaky()
+class _Watching(_Flaky):
+    """A collector with one target, ``db``, down while ``source_error`` is set."""
+
+    def targets(self):
+        return ["db"]
+
+    def collect(self, batch: MetricBatch) -> None:
+        super().collect(batch)
+        batch.report_target("db", self.source_error is None, self.source_error)
+
+
+def test_readyz_is_not_ready_while_every_run_fails_and_ready_while_a_target_is_down():
+    flaky = _Watching()
     flaky.raise_error = "exploded"
     scheduler = Scheduler([flaky])
     client = TestClient(create_app(scheduler))
     assert client.get("/readyz").json()["status"] == "starting"
     scheduler.run_collector("flaky")
     response = client.get("/readyz")
-    assert response.status_code == 503
-    assert response.json() == {"status": "failing", "pending_collectors": [], "failing_collectors": ["flaky"]}
-    # a run that "succeeds" but whose every source failed reads nothing either
+    assert response.status_code == 503  # the exporter itself is broken
+    assert response.json() == {"status": "failing", "pending_collectors": [], "failing_collectors": ["flaky"],
+                               "targets_down": ["flaky/db"]}
+    # the run works, its only target is down: the pod stays in its Service to report it (issue 26)
     flaky.raise_error, flaky.source_error = None, "connection refused"
     scheduler.run_collector("flaky")
-    assert scheduler.states["flaky"].success is True
-    assert client.get("/readyz").status_code == 503
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "degraded", "pending_collectors": [], "failing_collectors": ["flaky"],
+                               "targets_down": ["flaky/db"]}
     flaky.source_error = None
     scheduler.run_collector("flaky")
-    assert client.get("/readyz").json()["status"] == "ready"
+    assert client.get("/readyz").json() == {"status": "ready", "pending_collectors": [], "failing_collectors": [],
+                                            "targets_down": []}
 
 
 def test_readyz_is_ready_while_one_collector_reads():
@@ -193,11 +209,12 @@ def test_readyz_is_ready_while_one_collector_reads():
     scheduler.run_once()
     response = TestClient(create_app(scheduler)).get("/readyz")
     assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
     assert response.json()["failing_collectors"] == ["flaky"]
 
 
 @pytest.mark.integration
-def test_exporter_with_only_unreachable_targets_is_not_ready(start_exporter):
+def test_exporter_whose_only_database_is_down_stays_ready(start_exporter):
     config = yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
                                             "oracle": {"enabled": True, "interval": "2s", "timeout": "1500ms",
                                                        "databases": [{"name": "db1", "user": "u",
@@ -210,7 +227,10 @@ def test_exporter_with_only_unreachable_targets_is_not_ready(start_exporter):
         if json.loads(body)["status"] != "starting":
             break
         time.sleep(0.2)
-    assert status == 503 and json.loads(body)["status"] == "failing", body
+    # ready (200), "degraded": Kubernetes keeps the pod in its Service, so the outage is still reported (issue 26)
+    assert status == 200, body
+    assert json.loads(body) == {"status": "degraded", "pending_collectors": [], "failing_collectors": ["oracle"],
+                                "targets_down": ["oracle/db1"]}
     assert exporter.get("/healthz")[0] == 200
     assert exporter.get("/metrics")[0] == 200
 

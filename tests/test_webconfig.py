@@ -383,8 +383,8 @@ def test_healthz_is_open_only_when_the_flag_says_so(tmp_path, pki, start_web):
     assert https_get(exporter.port, "/healthz", ctx)[0] == 200
     assert https_get(exporter.port, "/readyz", ctx)[0] == 401
     assert https_get(exporter.port, "/metrics", ctx)[0] == 401
-    result = subprocess.run([sys.executable, "-m", "exporter", "check-config", "--web.auth-exempt-path", "/metrics"],
-                            cwd=REPO, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "exporter", "run", "--web.auth-exempt-path", "/metrics"],
+                            cwd=REPO, capture_output=True, text=True, timeout=60)  # a server flag: run's
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 

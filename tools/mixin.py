@@ -52,7 +52,11 @@ def evaluate(config: dict[str, Any] | None = None, *, dashboards: bool = False) 
     try:
         import _gojsonnet as _jsonnet  # the `gojsonnet` package (test extra)
     except ImportError:
-        import _jsonnet
+        try:
+            import _jsonnet  # google/jsonnet's bindings (the `jsonnet` package)
+        except ImportError:
+            raise SystemExit("tools.mixin needs go-jsonnet's Python bindings, from the test extra: "
+                             ".venv/bin/pip install -q -e '.[test]'") from None
 
     snippet = ("local mixin = (import 'mixin.libsonnet') + { _config+:: %s };\n"
                "{ alerts: mixin.prometheusAlerts, rules: mixin.prometheusRules%s }") % (

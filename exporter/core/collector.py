@@ -49,6 +49,11 @@ class Collector:
     def collect(self, batch: MetricBatch) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def targets(self) -> list[str]:
+        """The targets this collector watches (core/targets.py), known before its first run; none for a collector
+        that reads only the exporter's own host (host through /proc, process, vhi)."""
+        return []
+
     def const_labels(self) -> dict[str, str]:
         """Labels added to every series of this collector (``target`` of a collector watching another host)."""
         return {}

@@ -23,6 +23,8 @@ from prometheus_client.core import (
     Metric,
 )
 
+from .targets import TargetReports
+
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -120,6 +122,8 @@ class MetricBatch:
         # Problems with one part of a source that did not stop the collection (a failing query, a command that
         # timed out); shown in /api/v1/collectors as `source_errors`.
         self.errors: dict[str, str] = {}
+        # The targets the collector watches and their sources' results (core/targets.py).
+        self.reports = TargetReports()
 
     def _family(self, name: str) -> _Family:
         fam = self._families.get(name)
@@ -164,6 +168,14 @@ class MetricBatch:
 
     def note_error(self, source: str, message: str) -> None:
         self.errors[source] = message
+
+    def report_target(self, target: str, up: bool, error: str | None = None) -> None:
+        """Whether a target was reachable in this run, and why not (core/targets.py)."""
+        self.reports.report_target(target, up, error)
+
+    def report_source(self, target: str, source: str, ok: bool, error: str | None = None) -> None:
+        """Whether one source of a target was read in this run, and why not."""
+        self.reports.report_source(target, source, ok, error)
 
     def declare_empty(self, name: str) -> None:
         """Emit the family's HELP/TYPE even when it has no samples this time."""

@@ -196,12 +196,26 @@ def _handle_pair(old: str, new: str) -> bool:
         re.fullmatch(r"\w+", old) is not None and re.fullmatch(r"\w+", new) is not None
 
 
-def _read_something(families: list[Metric], errors: dict[str, str]) -> bool:
-    """False when the run noted source errors and every ``*_success`` sample it has is 0: nothing was read."""
-    if not errors:
-        return True
-    values = [sample.value for family in families if family.name.endswith("_success") for sample in family.samples]
-    return not values or any(value == 1 for value in values)
+@dataclass
+class TargetState:
+    """One target of a collector as the last run left it (core/targets.py): up, why not, since when it was last
+    up (wall-clock time, 0: never), and its sources' success and error."""
+
+    up: bool | None = None  # None: no run has finished yet
+    error: str | None = None
+    last_success: float = 0.0
+    sources: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
+
+    def as_json(self, name: str) -> dict:
+        return {"name": name, "up": self.up, "state": _target_state(self.up), "last_error": self.error,
+                "last_success_timestamp": self.last_success or None,
+                "sources": [{"name": source, "success": ok, "last_error": error}
+                            for source, (ok, error) in sorted(self.sources.items())]}
+
+
+def _target_state(up: bool | None) -> str:
+    return "pending" if up is None else "up" if up else "down"
+
 
 @dataclass
 class CollectorState:
@@ -217,14 +231,31 @@ class CollectorState:
     failures: int = 0
     source_errors: dict[str, str] = field(default_factory=dict)
     version: int = 0  # bumped whenever `families` changes
-    working: bool | None = None  # the last run succeeded and read at least one of its sources
+    # What middleware_scrape_collector_success says (core/targets.py): the run finished in time with valid samples
+    # (`success`) and every target it watches is up.  None before the first run.
+    worked: bool | None = None
+    targets: dict[str, TargetState] = field(default_factory=dict)
+    logged_targets: dict[str, _Cause] = field(default_factory=dict)  # target -> the "target down" cause last logged
     last_error_type: str = ""  # the exception type of the last failed run ("Overdue" for a timeout)
     logged_cause: _Cause | None = None  # the collector failure last logged (None: not failing)
     logged_sources: dict[str, _Cause] = field(default_factory=dict)  # source -> the failure last logged
 
+    def __post_init__(self) -> None:
+        self.targets = {name: TargetState() for name in self.collector.targets()}
+
     @property
     def name(self) -> str:
         return self.collector.name
+
+    @property
+    def state(self) -> str:
+        """``pending`` before the first run; ``ok`` when it worked; ``degraded`` when the run finished but a target
+        is down (its other targets' samples are served); ``failed`` when the run itself failed (no samples)."""
+        if self.success is None:
+            return "pending"
+        if not self.success:
+            return "failed"
+        return "ok" if self.worked else "degraded"
 
     def as_json(self) -> dict:
         s = self.collector.settings
@@ -232,17 +263,20 @@ class CollectorState:
             "name": self.name,
             "description": self.collector.description,
             "enabled": True,
+            "state": self.state,
             "interval_seconds": s.interval,
             "timeout_seconds": s.timeout,
             "runs": self.runs,
             "failures": self.failures,
-            "last_success": self.success,
+            "last_success": self.worked,
+            "samples_served": self.success,
             "last_run_timestamp": self.last_run,
             "last_success_timestamp": self.last_success or None,
             "last_duration_seconds": self.duration,
             "series": self.series,
             "last_error": self.last_error,
             "source_errors": self.source_errors,
+            "targets": [target.as_json(name) for name, target in self.targets.items()],
         }
 
 
@@ -353,25 +387,53 @@ class Scheduler:
                 kind: str = "") -> None:
         with self._lock:
             state.duration = duration
+            now = self._wall()
             if error is None and batch is not None:
                 state.success = True
                 state.families = batch.families()
                 state.series = batch.series
-                state.last_success = self._wall()
-                state.last_error = None
                 state.source_errors = {k: self._redact(v) for k, v in batch.errors.items()}
-                state.working = _read_something(state.families, state.source_errors)
+                self._settle_targets(state, batch, now)
+                down = [(name, t.error) for name, t in state.targets.items() if not t.up]
+                state.worked = not down
+                if down:
+                    state.failures += 1
+                    more = f" (and {len(down) - 1} more target(s) down)" if len(down) > 1 else ""
+                    state.last_error = f"target {down[0][0]} down: {down[0][1]}{more}"
+                else:
+                    state.last_success = now
+                    state.last_error = None
             else:
                 state.success = False
-                state.working = False
+                state.worked = False
                 state.failures += 1
                 state.families = []
                 state.series = 0
                 state.last_error = self._redact(error or "unknown error")
                 state.last_error_type = kind
+                for target in state.targets.values():  # nothing was read from any of them
+                    target.up, target.error, target.sources = False, f"collection failed: {state.last_error}", {}
             state.version += 1
             self._generation += 1
         self._log_changes(state, error is None and batch is not None)
+
+    def _settle_targets(self, state: CollectorState, batch: MetricBatch, now: float) -> None:
+        """Keep what the run said about each target (core/targets.py); a configured target it did not mention was
+        not read (a collector that forgot one must not make it look up)."""
+        reports = batch.reports.targets
+        for name in list(state.targets) + [n for n in reports if n not in state.targets]:
+            report = reports.get(name)
+            target = state.targets.setdefault(name, TargetState())
+            if report is None:
+                target.up, target.error, target.sources = False, "not read in the last run", {}
+                continue
+            report.settle()
+            target.up = bool(report.up)
+            target.error = None if target.up else self._redact(report.error or "not reachable")
+            target.sources = {source: (r.ok, None if r.ok else self._redact(r.error or "failed"))
+                              for source, r in report.sources.items()}
+            if target.up:
+                target.last_success = now
 
     def _log_changes(self, state: CollectorState, succeeded: bool) -> None:
         """One line per new cause: the collector's failure, the sources that fail for the same cause together;
@@ -391,10 +453,15 @@ class Scheduler:
         if state.logged_cause is not None:
             log.info("collector=%s msg=%r", state.name, "collection recovered")
             state.logged_cause = None
+        self._log_targets(state)
         new_causes: dict[tuple[str, str], list[str]] = {}
         messages: dict[tuple[str, str], str] = {}
         current: dict[str, _Cause] = {}
+        down = {name: target for name, target in state.targets.items() if target.up is False}
         for source, message in state.source_errors.items():
+            if any(source == name or source.startswith((f"{name}:", f"{name}/")) or source in target.sources
+                   for name, target in down.items()):
+                continue  # a down target's own error or its sources': its "target down" line says it
             key = cause_key(message)
             cause = state.logged_sources.get(source)
             seen = "new" if cause is None else cause.observe("", key)
@@ -412,21 +479,43 @@ class Scheduler:
             log.info("collector=%s sources=%s msg=%r", state.name, _names(recovered),
                      "source recovered" if len(recovered) == 1 else f"{len(recovered)} sources recovered")
 
+    def _log_targets(self, state: CollectorState) -> None:
+        """``target down`` once per cause (the same error text the API and the page show), ``target recovered``."""
+        for name, target in state.targets.items():
+            cause = state.logged_targets.get(name)
+            if target.up is False:
+                key = cause_key(target.error or "")
+                seen = "new" if cause is None else cause.observe("", key)
+                if cause is None:
+                    state.logged_targets[name] = _Cause("", key)
+                if seen in ("new", "unsettled"):
+                    log.warning("collector=%s target=%s msg=%r error=%r", state.name, name,
+                                "target down" if seen == "new" else f"target down; {UNSETTLED}", target.error)
+            elif cause is not None:
+                del state.logged_targets[name]
+                log.info("collector=%s target=%s msg=%r", state.name, name, "target recovered")
+
     # ---- state -----------------------------------------------------------------------------------------
     def readiness(self) -> dict:
-        """``starting`` until every collector has finished its first run; then ``failing`` while none of them
-        reads anything (every run failed, or noted errors for all its sources), else ``ready``."""
+        """``starting`` until every collector has finished its first run; ``failing`` while no collector's run
+        itself works (each raised, timed out or produced invalid samples: the exporter is broken, not what it
+        watches); else ``degraded`` while a collector's success is 0 (a target down: the exporter is reporting
+        it), and ``ready``.  Ready covers ``degraded``: a pod taken out of its Service because a database is down
+        could no longer say that the database is down (docs/architecture.md, "Readiness")."""
         with self._lock:
             pending = sorted(s.name for s in self.states.values() if s.success is None)
-            failing = sorted(s.name for s in self.states.values() if s.success is not None and not s.working)
+            failing = sorted(s.name for s in self.states.values() if s.success is not None and not s.worked)
+            broken = [s.name for s in self.states.values() if s.success is False]
+            down = sorted(f"{s.name}/{name}" for s in self.states.values() for name, t in s.targets.items()
+                          if t.up is False)
         if pending:
             status = "starting"
-        elif self.states and len(failing) == len(self.states):
+        elif self.states and len(broken) == len(self.states):
             status = "failing"
         else:
-            status = "ready"
-        return {"status": status, "ready": status == "ready", "pending_collectors": pending,
-                "failing_collectors": failing}
+            status = "degraded" if failing else "ready"
+        return {"status": status, "ready": status in ("ready", "degraded"), "pending_collectors": pending,
+                "failing_collectors": failing, "targets_down": down}
 
     def ready(self) -> tuple[bool, list[str]]:
         readiness = self.readiness()
@@ -439,12 +528,20 @@ class Scheduler:
             if item["last_error"]:
                 item["last_error"] = self._redact(item["last_error"])
             item["source_errors"] = {k: self._redact(v) for k, v in item["source_errors"].items()}
+            for target in item["targets"]:
+                if target["last_error"]:
+                    target["last_error"] = self._redact(target["last_error"])
+                for source in target["sources"]:
+                    if source["last_error"]:
+                        source["last_error"] = self._redact(source["last_error"])
         return result
 
     def _self_snapshot(self) -> list[tuple]:
         with self._lock:
-            return [(s.name, s.success, s.duration, s.last_success, s.series, s.runs, s.failures,
-                     s.collector.settings) for s in self.states.values()]
+            return [(s.name, s.worked, s.duration, s.last_success, s.series, s.runs, s.failures,
+                     s.collector.settings,
+                     [(name, t.up, t.last_success, dict(t.sources)) for name, t in s.targets.items()])
+                    for s in self.states.values()]
 
     def families_of(self, name: str) -> tuple[int, list[Metric]]:
         """A collector's last samples and their version (bumped whenever they change)."""

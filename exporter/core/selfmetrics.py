@@ -1,37 +1,54 @@
-"""The exporter's own metrics: per collector whether its last run succeeded, how long it took, when it last
-succeeded, its series and run counts; the build info, start time and ``process_*`` figures of the exporter."""
+"""The exporter's own metrics: per collector whether its last run worked, how long it took, when it last worked,
+its series and run counts; per target (core/targets.py) whether it is up, when it last was, and its sources'
+success; the build info, start time and ``process_*`` figures of the exporter."""
 
 from __future__ import annotations
 
-import platform
 from typing import Callable, Iterable
 
 from prometheus_client import ProcessCollector
 from prometheus_client.core import Metric
 
-from .. import __version__
+from . import buildinfo
 from .metrics import NAMESPACE, MetricBatch, MetricSpec
 
 _C = ("collector",)
 _P = f"{NAMESPACE}_scrape_collector"
 SUCCESS = MetricSpec(f"{_P}_success", "gauge",
-                     "1 if the collector's last run succeeded, 0 if it raised, timed out or produced invalid samples.",
-                     _C)
+                     "1 if the collector's last run worked: it finished in time with valid samples and every target "
+                     "it watches is up (middleware_target_up); 0 if it raised, timed out, produced invalid samples "
+                     "or a target is down.", _C)
 DURATION = MetricSpec(f"{_P}_duration_seconds", "gauge",
                       "Duration of the collector's last run (the timeout when it overran).", _C)
 LAST_SUCCESS = MetricSpec(f"{_P}_last_success_timestamp_seconds", "gauge",
-                          "Unix time when the collector last succeeded (0 if never).", _C)
+                          "Unix time when the collector last worked (success 1; 0 if never).", _C)
 TIMEOUT = MetricSpec(f"{_P}_timeout_seconds", "gauge", "Configured timeout of the collector.", _C)
 INTERVAL = MetricSpec(f"{_P}_interval_seconds", "gauge", "Configured collection interval of the collector.", _C)
 SERIES = MetricSpec(f"{_P}_series", "gauge", "Series the collector contributed to the last snapshot.", _C)
 RUNS = MetricSpec(f"{_P}_runs_total", "counter", "Collector runs started.", _C)
 FAILURES = MetricSpec(f"{_P}_failures_total", "counter",
-                      "Collector runs that failed (error, timeout, invalid samples, or still hung).", _C)
+                      "Collector runs that did not work (error, timeout, invalid samples, still hung, or a target "
+                      "down).", _C)
+_T = ("collector", "target")
+TARGET_UP = MetricSpec(f"{NAMESPACE}_target_up", "gauge",
+                       "1 if the collector could read the target (a database, queue manager, HPOM server, Domino "
+                       "console, host of the text back-end) in its last run, 0 if not: the canonical up/down series "
+                       "of every system (docs/architecture.md, Targets).", _T,
+                       "MiddlewareExporterTargetDown: down more than half of 10 minutes")
+TARGET_LAST_SUCCESS = MetricSpec(f"{NAMESPACE}_target_last_success_timestamp_seconds", "gauge",
+                                 "Unix time when the target was last up (0 if never since the exporter started).", _T,
+                                 "time() - this: how long it has been down")
+TARGET_SOURCE_SUCCESS = MetricSpec(f"{NAMESPACE}_target_source_success", "gauge",
+                                   "1 if the source (a query, command or back-end request below the target) was "
+                                   "read in the collector's last run, 0 if not; the error is in /api/v1/collectors "
+                                   "and on the status page.", (*_T, "source"))
 BUILD_INFO = MetricSpec(f"{NAMESPACE}_exporter_build_info", "info",
-                        "Version of middleware-exporter and of the Python running it.", ())
+                        "Version of middleware-exporter, the source revision (unknown for an installed wheel) and "
+                        "the version of the Python running it (labels version, revision, pythonversion).", ())
 START_TIME = MetricSpec(f"{NAMESPACE}_exporter_start_time_seconds", "gauge", "Unix time when the exporter started.", ())
 
-SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILURES, BUILD_INFO, START_TIME]
+SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILURES, TARGET_UP, TARGET_LAST_SUCCESS,
+         TARGET_SOURCE_SUCCESS, BUILD_INFO, START_TIME]
 
 
 class SelfMetrics:
@@ -44,9 +61,16 @@ class SelfMetrics:
 
     def collect(self) -> Iterable[Metric]:
         batch = MetricBatch(SPECS)
-        for name, success, duration, last_success, series, runs, failures, settings in self._snapshot():
+        for name, success, duration, last_success, series, runs, failures, settings, targets in self._snapshot():
             if success is None:
                 continue  # not run yet: /readyz says so; no half-truth here
+            for target, up, target_success, sources in targets:
+                if up is None:
+                    continue
+                TARGET_UP.add(batch, 1 if up else 0, collector=name, target=target)
+                TARGET_LAST_SUCCESS.add(batch, target_success, collector=name, target=target)
+                for source, (ok, _) in sorted(sources.items()):
+                    TARGET_SOURCE_SUCCESS.add(batch, 1 if ok else 0, collector=name, target=target, source=source)
             SUCCESS.add(batch, 1 if success else 0, collector=name)
             DURATION.add(batch, duration or 0.0, collector=name)
             LAST_SUCCESS.add(batch, last_success, collector=name)
@@ -55,7 +79,7 @@ class SelfMetrics:
             SERIES.add(batch, series, collector=name)
             RUNS.add(batch, runs, collector=name)
             FAILURES.add(batch, failures, collector=name)
-        BUILD_INFO.add_info(batch, {"version": __version__, "python_version": platform.python_version()})
+        BUILD_INFO.add_info(batch, buildinfo.labels())
         START_TIME.add(batch, self.start_time)
         yield from batch.families()
         yield from self._process.collect()

@@ -45,9 +45,10 @@ class SourceMetrics:
 
 
 def run_source(batch: MetricBatch, metrics: SourceMetrics, source: str, present: bool,
-               read: Callable[[], Callable[[], None]]) -> bool:
+               read: Callable[[], Callable[[], None]], target: str | None = None) -> bool:
     """Run one source: ``read`` gathers everything and returns a function that adds the samples.  Returns
-    whether it succeeded; a failure is noted on the batch (``source_errors`` in /api/v1/collectors)."""
+    whether it succeeded; a failure is noted on the batch (``source_errors`` in /api/v1/collectors) and, with a
+    ``target``, reported as that target's source (core/targets.py)."""
     metrics.present.add(batch, 1 if present else 0, source=source)
     if not present:
         return False
@@ -58,6 +59,11 @@ def run_source(batch: MetricBatch, metrics: SourceMetrics, source: str, present:
     except Exception as exc:  # noqa: BLE001 - one source must not stop the others
         ok = False
         batch.note_error(source, _message(exc))
+        if target is not None:
+            batch.report_source(target, source, False, _message(exc))
+    else:
+        if target is not None:
+            batch.report_source(target, source, True)
     metrics.success.add(batch, 1 if ok else 0, source=source)
     metrics.duration.add(batch, time.monotonic() - started, source=source)
     return ok
@@ -99,9 +105,10 @@ class SourceSet:
         target.deadline = min(budget, self.limit)
         return target
 
-    def run(self, batch: MetricBatch, sources: Sequence[Source]) -> dict[str, bool]:
+    def run(self, batch: MetricBatch, sources: Sequence[Source], target: str | None = None) -> dict[str, bool]:
         """Read every present source at once; then, in the listed order, add each one's present, samples,
-        success and duration.  Returns each source's success."""
+        success and duration.  Returns each source's success.  With a ``target``, each present source is reported
+        as that target's (core/targets.py: the target is up when one of them was read)."""
         reads = {s.name: s.read for s in sources if s.present}
         targets = {s.name: self._target(s) for s in sources if s.present}
         fan_out(list(targets.values()), lambda target: reads[target.name]())
@@ -120,6 +127,8 @@ class SourceSet:
                     error = exc
             if error is not None:
                 batch.note_error(source.name, _message(error))
+            if target is not None:
+                batch.report_source(target, source.name, error is None, None if error is None else _message(error))
             results[source.name] = error is None
             self.metrics.success.add(batch, 1 if error is None else 0, source=source.name)
             self.metrics.duration.add(batch, outcome.duration, source=source.name)

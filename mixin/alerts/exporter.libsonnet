@@ -35,9 +35,15 @@ local utils = import '../lib/utils.libsonnet';
               source: 'docs/architecture.md, Endpoints and How collection works (none)',
             },
           },
+          // A collector whose success is 0 because a target is down is MiddlewareExporterTargetDown's (one alert per
+          // outage): this one is about the collector itself, or a collector without targets.
           {
             alert: 'MiddlewareExporterCollectorFailing',
-            expr: 'middleware_scrape_collector_success{%(middlewareSelector)s} == 0' % $._config,
+            expr: |||
+              middleware_scrape_collector_success{%(middlewareSelector)s} == 0
+                unless on (%(clusterPrefix)sjob, instance, collector)
+                  (middleware_target_up{%(middlewareSelector)s} == 0)
+            ||| % $._config,
             'for': '15m',
             labels: { severity: 'warning', system: 'exporter', guide_row: 'none' },
             annotations: {
@@ -49,6 +55,28 @@ local utils = import '../lib/utils.libsonnet';
               |||),
               runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterCollectorFailing'),
               source: 'docs/architecture.md, How collection works, self-metrics (none)',
+            },
+          },
+          // The one up/down alert of every system's targets (a database, a queue manager, an HPOM server, a Domino
+          // console, a host of the text back-end; exporter/core/targets.py): the share of the last 10 minutes the
+          // target was up.  A restart of a few minutes stays silent, a steady outage tickets after about 10
+          // minutes, and a target that flaps but is down more often than up fires too.
+          {
+            alert: 'MiddlewareExporterTargetDown',
+            expr: 'avg_over_time(middleware_target_up{%(middlewareSelector)s}[10m]) < 0.5' % $._config,
+            'for': '5m',
+            labels: { severity: 'warning', system: 'exporter', guide_row: 'none' },
+            annotations: {
+              summary: 'A monitored target cannot be read.',
+              description: utils.fold(|||
+                The {{ $labels.collector }} collector on {{ $labels.instance }} could not read its target {{
+                $labels.target }} for more than half of the last 10 minutes, for 5 minutes (up {{ $value |
+                humanizePercentage }} of the time, threshold 50 %). Its figures are missing, so the alerts built on
+                them cannot fire. The error, and the source that failed, are on the exporter's status page (/)
+                and in /api/v1/collectors.
+              |||),
+              runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterTargetDown'),
+              source: 'docs/architecture.md, Targets (none)',
             },
           },
           // $value is the last run's duration; the threshold is a share of the collector's own timeout.

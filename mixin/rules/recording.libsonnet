@@ -14,7 +14,18 @@ local utils = import '../lib/utils.libsonnet';
 {
   // The host figures by source (config hostMetricsSource): the exporter's host collector, or node_exporter.
   _middlewareHostRecordingRules:: {
+    // One rule per name: the /proc rule `or` the text back-end's (below), so that no name is recorded twice in a
+    // group (promtool check rules: "duplicate rule(s)"). A host has one back-end, and the text back-end's series
+    // keep their `target` label, so the two sides never give the same series.
     middleware: [
+      {
+        record: rule.record,
+        expr: std.rstripChars(rule.expr, '\n') + '\n  or\n' + std.rstripChars(text[rule.record], '\n') + '\n',
+      }
+      for rule in self.procfs
+      for text in [{ [r.record]: r.expr for r in $._middlewareHostRecordingRules.text }]
+    ],
+    procfs:: [
       // --- CPU, as vmstat's id / wa / (us + sy) columns -----------------------------------------------------------
       // Each share is a ratio (0-1) of all CPU time of all CPUs of the host over 5 minutes: the sum over every
       // mode is the denominator, as vmstat divides by the total of all jiffies. Guest time is already inside user
@@ -78,12 +89,14 @@ local utils = import '../lib/utils.libsonnet';
         record: 'instance:middleware_host_page_scans:rate5m',
         expr: 'rate(middleware_host_page_scans_total{%(middlewareSelector)s}[5m])' % $._config,
       },
+    ],
+    text:: [
       // --- The same series from the host collector's text back-end (sar, vmstat, iostat; HP-UX, Solaris, AIX) ----
       // Those tools print shares, rates and times over their own sample interval, exported as gauges
       // (exporter/systems/host/README.md); averaged over 5 minutes they give the series above, with the same
-      // names, so alerts/host.yml and the dashboards read both. A host has one back-end, so the two rules of a
-      // name never produce the same series; the text back-end's `target` label is kept. A figure the platform does
-      // not print (iowait on Solaris 10 and later, service time in sysstat 12's iostat) gives no series.
+      // names, so alerts/host.yml and the dashboards read both (each joined to its /proc rule with `or`, above). A
+      // figure the platform does not print (iowait on Solaris 10 and later, service time in sysstat 12's iostat)
+      // gives no series.
       {
         record: 'instance:middleware_host_cpu_idle:ratio5m',
         expr: 'sum without (mode) (avg_over_time(middleware_host_cpu_mode_ratio{%(middlewareSelector)s, mode="idle"}[5m]))' % $._config,

@@ -27,6 +27,7 @@ from ...core.remote import RemoteCommands, prefixed, program_available, target_l
 from ...core.runner import CommandError, run_command
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import SourceMetrics, check_command_timeout, run_source
+from ...core.targets import local_target
 from ...core.textlines import first_line
 from .parse import LOCALES, NumberFormat, locale_format, read_show_stat
 
@@ -201,6 +202,9 @@ class DominoCollector(Collector):
     def const_labels(self) -> dict[str, str]:
         return target_labels(self.settings)
 
+    def targets(self) -> list[str]:
+        return [local_target(self.settings.target)]  # the server whose console `show stat` reads
+
     def _wanted(self, name: str) -> bool:
         return bool(self._include.fullmatch(name)) and not self._exclude.fullmatch(name)
 
@@ -208,7 +212,7 @@ class DominoCollector(Collector):
     def collect(self, batch: MetricBatch) -> None:
         command = self.settings.command
         run_source(batch, SOURCE_METRICS, SOURCE, self._available(command),
-                   lambda: self._show_stat(batch, command or []))
+                   lambda: self._show_stat(batch, command or []), target=self.targets()[0])
 
     def _run(self, argv: list[str]) -> tuple[bytes, int, str]:
         """The raw output (the parser decodes it line by line: UTF-8, else Windows-1252), exit status, first line."""

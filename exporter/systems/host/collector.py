@@ -208,6 +208,9 @@ class HostCollector(Collector):
     def specs(self) -> list[MetricSpec]:
         return SPECS + TEXT_SPECS
 
+    def targets(self) -> list[str]:
+        return [self._text.target] if self._text is not None else []
+
     def _path(self, *parts: str) -> str:
         return os.path.join(self.context.procfs, *parts)
 

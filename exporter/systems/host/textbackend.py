@@ -26,6 +26,7 @@ from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.settings import Duration, StrictModel
 from ...core.sources import SourceMetrics
+from ...core.targets import local_target
 from ...core.textlines import first_line
 from . import textparse
 
@@ -111,6 +112,11 @@ class TextHost:
         self.settings = settings
         self._disk_exclude = disk_exclude
 
+    @property
+    def target(self) -> str:
+        """The host's name on the status page and in middleware_target_up (core/targets.py)."""
+        return local_target(self.settings.target)
+
     def _argv(self, tool: str) -> list[str]:
         command = getattr(self.settings, tool)
         return [*self.settings.command_prefix, *command] if command else []
@@ -147,6 +153,7 @@ class TextHost:
                 batch.note_error(tool, error)
             else:
                 readings.append(reading)
+            batch.report_source(self.target, tool, error is None, error)
             SOURCES.success.add(batch, 0 if error else 1, source=tool)
             duration = outcome.duration if isinstance(outcome, CommandResult) else self.settings.command_timeout
             SOURCES.duration.add(batch, duration, source=tool)

@@ -26,6 +26,7 @@ from ...core.remote import RemoteCommands, prefixed, program_available, target_l
 from ...core.runner import CommandError, CommandResult, run_command
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import Source, SourceMetrics, SourceSet, check_command_timeout
+from ...core.targets import local_target
 from ...core.textlines import first_line
 from ..oracle.client import OracleClient, OracleSettings
 from .checks import evaluate, require_queries, watched
@@ -80,7 +81,8 @@ class HpomSettings(CollectorSettings, RemoteCommands):
     ignore_processes: list[str] = Field(default_factory=list,
                                         description="opcsv/ovc components not reported at all.")
     msi_programs: list[str] = Field(default_factory=list,
-                                    description="Process names of the site's MSI programs (HPOM-MSI).")
+                                    description="Process names of the site's MSI programs (HPOM-MSI), counted in this "
+                                                "host's process table: not read with a command_prefix.")
     database: OracleSettings | None = Field(None, description="The HPOM database (read-only account).")
     queries_file: str | None = Field(
         None, description="Query file replacing the built-in queries.yaml; it must keep what the guide rows read.")
@@ -106,8 +108,9 @@ class HpomSettings(CollectorSettings, RemoteCommands):
         None, description="An `ovconfget -ovrg server opc` variable whose value TRUE/YES/ON/1 means Service Load on "
                           "Demand is on (the switch is not public); read instead of service_load_on_demand.")
     server_version: str | None = Field(
-        None, description="HPOM version of this server (e.g. 8.30): variables introduced later (the 8.22 ones) are "
-                          "not judged; null: judged.")
+        None, description="HPOM version of this server (e.g. 8.30): variables introduced later (the 8.22 ones, "
+                          "OPC_CREATE_AUTO_KEYS from 8.31) are not judged and have no default, and a newer value "
+                          "(NO_RPC before 8.22) does not follow the guide; null: judged.")
 
     @field_validator("cma_table")
     @classmethod
@@ -295,6 +298,9 @@ class HpomCollector(Collector):
     def const_labels(self) -> dict[str, str]:
         return target_labels(self.settings)
 
+    def targets(self) -> list[str]:
+        return [local_target(self.settings.target)]  # the management server: up when one of its sources is read
+
     def _command(self, argv: list[str]) -> CommandResult:
         result = run_command(prefixed(self.settings.command_prefix, argv), timeout=self.settings.command_timeout,
                              env=_command_env())
@@ -322,9 +328,10 @@ class HpomCollector(Collector):
             Source("ovc", self._executable(s.ovc),
                    lambda: self._status(batch, "ovc", [s.ovc, "-status"], parse.parse_ovc_status)),
             Source("ovconfget", self._executable(s.ovconfget), lambda: self._variables(batch)),
-            Source("msi", bool(s.msi_programs), lambda: self._msi(batch)),
+            # the process table read is this host's: behind a command prefix it is not the server's (HPOM-MSI)
+            Source("msi", bool(s.msi_programs) and not s.command_prefix, lambda: self._msi(batch)),
             Source("database", self.client is not None, lambda: self._database(batch)),
-        ])
+        ], target=self.targets()[0])
         if s.service_load_on_demand_variable is None and s.service_load_on_demand is not None:
             SERVICE_LOAD_ON_DEMAND.add(batch, 1 if s.service_load_on_demand else 0)
 

@@ -301,6 +301,9 @@ class IbmmqCollector(Collector):
     def specs(self) -> list[MetricSpec]:
         return SPECS
 
+    def targets(self) -> list[str]:
+        return [qm.entry.name for qm in self.qmgrs]
+
     def collect(self, batch: MetricBatch) -> None:
         fan_out(self.qmgrs, _QueueManager.read)
         for qm in self.qmgrs:
@@ -317,6 +320,7 @@ class IbmmqCollector(Collector):
                                           use=use)
             except OSError as exc:
                 batch.note_error(f"{entry.name}/{use}_path", f"{use}_path: {exc.strerror or exc}")
+                batch.report_source(entry.name, f"{use}_path", False, f"{use}_path: {exc.strerror or exc}")
 
     def _emit(self, qm: _QueueManager, batch: MetricBatch) -> None:
         name, backend = qm.entry.name, qm.entry.backend
@@ -326,6 +330,9 @@ class IbmmqCollector(Collector):
         error = qm.error()
         if error:
             batch.note_error(name, error)
+        # the queue manager is the target, up when its back-end answered (core/targets.py)
+        batch.report_target(name, snap is not None, error)
+        batch.report_source(name, f"backend:{backend}", snap is not None, error)
         state = qmgr_state(snap.status if snap is not None else None)  # no snapshot: UNKNOWN (0, unknown)
         QMGR_STATUS.add(batch, state.status, qmgr=name)
         for role in ROLES:
@@ -384,6 +391,7 @@ class IbmmqCollector(Collector):
         STATS_DROPPED.add(batch, tp.dropped, **labels)
         STATS_SUBSCRIPTIONS.add(batch, tp.subscriptions, **labels)
         STATS_NOT_SUBSCRIBED.add(batch, tp.not_subscribed, **labels)
+        batch.report_source(name, f"statistics:{tp.source}", not tp.error, f"{tp.source}: {tp.error}")
         if tp.error:
             batch.note_error(f"{name}/statistics", f"{tp.source}: {tp.error}")
             return

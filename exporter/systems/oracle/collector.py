@@ -213,6 +213,9 @@ class OracleCollector(Collector):
     def specs(self) -> list[MetricSpec]:
         return BASE_SPECS + self._query_specs
 
+    def targets(self) -> list[str]:
+        return [db.entry.name for db in self.databases]
+
     def collect(self, batch: MetricBatch) -> None:
         fan_out(self.databases, _Database.read)
         mounts: list[Mount] | None = None
@@ -240,6 +243,14 @@ class OracleCollector(Collector):
         COLLECT_DURATION.add(batch, outcome.duration, database=name)
         if problem or (not client.up and client.last_error):
             batch.note_error(name, problem or client.last_error or "")
+        # the database is the target, its queries, heap-warning source and file lookup its sources (core/targets.py)
+        batch.report_target(name, client.up and failure is None, failure or client.last_error)
+        for query, (ok, error) in db.runner.results().items():
+            batch.report_source(name, query, ok, error)
+        if db.heap.enabled and db.heap.success is not None:
+            batch.report_source(name, db.heap.name, bool(db.heap.success), db.heap.error)
+        if outcome.value and failure is None:
+            batch.report_source(name, "file_locations", False, outcome.value)
         for query, error in db.runner.errors().items():
             batch.note_error(f"{name}:{query}", error)
         if db.heap.error:

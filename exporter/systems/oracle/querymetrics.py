@@ -309,3 +309,7 @@ class QueryRunner:
 
     def errors(self) -> dict[str, str]:
         return {name: s.error for name, s in self._state.items() if s.error}
+
+    def results(self) -> dict[str, tuple[bool, str | None]]:
+        """Each query that has run: whether its last run succeeded, and its error (core/targets.py sources)."""
+        return {name: (bool(s.success), s.error) for name, s in self._state.items() if s.success is not None}
