@@ -25,10 +25,8 @@ bounded by ``--seconds``. ``--short`` is the small form.
 from __future__ import annotations
 
 import argparse
-import base64
 import http.client
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,24 +36,13 @@ import time
 from pathlib import Path
 
 import bcrypt
+from _common import cpu_seconds, free_port, stop_process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+from fakes.guessers import basic, flood  # noqa: E402
+
 PASSWORD = "bench-scrape-password"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def basic(user: str, password: str) -> str:
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def get(port: int, authorization: str, timeout: float = 30.0) -> int:
@@ -81,33 +68,6 @@ def scrape_run(port: int, seconds: float, every: float) -> tuple[list[int], list
         times.append(time.monotonic() - started)
         time.sleep(max(0.0, every - (time.monotonic() - started)))
     return statuses, times
-
-
-def flood(port: int, guessers: int, stop: threading.Event, outcomes: dict[int, int]) -> list[threading.Thread]:
-    lock = threading.Lock()
-
-    def guess(thread: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        attempt = 0
-        while not stop.is_set():
-            attempt += 1
-            try:
-                conn.request("GET", "/metrics", headers={"Authorization": basic("prometheus", f"{thread}/{attempt}")})
-                response = conn.getresponse()
-                response.read()
-                status = response.status
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                status = 0
-            with lock:
-                outcomes[status] = outcomes.get(status, 0) + 1
-        conn.close()
-
-    threads = [threading.Thread(target=guess, args=(i,), daemon=True) for i in range(guessers)]
-    for thread in threads:
-        thread.start()
-    return threads
 
 
 def p95(values: list[float]) -> float:
@@ -168,12 +128,7 @@ def main() -> int:
                 thread.join(60)
         flood_cores = (cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - wall0)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 20)
         log.close()
 
     def ok_share(statuses: list[int]) -> float:

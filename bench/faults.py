@@ -55,6 +55,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import free_port, stop_process  # noqa: E402
 from soak import proc_figures, scrape, slope_per_1000  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,12 +88,6 @@ case $mode in
   *) setsid "$W/bin/sleep-{name}" 600 & cat '{good}' ;;
 esac
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def write_setup(work: Path, faulty: bool, without: frozenset[str] = frozenset()) -> Path:
@@ -203,13 +198,7 @@ class Exporter:
     def stop(self) -> None:
         if self.conn is not None:
             self.conn.close()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)  # nothing if it had ended
 
 
 def marked(work: Path) -> list[tuple[int, str]]:
@@ -292,13 +281,7 @@ collectors:
         finally:
             conn.close()
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc)  # nothing if it had ended
         exporter_log = log_path.read_text(errors="replace")
         shutil.rmtree(root, ignore_errors=True)
     warm = [s for s in samples if s[0] >= seconds / 5] or samples[-1:]

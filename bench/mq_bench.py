@@ -16,7 +16,6 @@ import gzip
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,16 +25,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
+from _common import free_port, stop_process  # noqa: E402
 from fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, generate_queues  # noqa: E402
 
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
           "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, float]:
@@ -119,11 +113,7 @@ def main() -> int:
         print(f"target scrape p99 < 250 ms: {'met' if p99 < 250 else 'NOT met'}")
         return 0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         fake.stop()
 
 

@@ -24,7 +24,6 @@ import gzip
 import http.client
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -35,6 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
+from _common import free_port, stop_process  # noqa: E402
 from fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, generate_queues  # noqa: E402
 
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
@@ -42,12 +42,6 @@ ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-te
 HEADERS = {"Accept": ACCEPT, "Accept-Encoding": "gzip", "User-Agent": "soak/1"}
 HPOM_FIXTURES = REPO / "tests" / "fixtures" / "hpom_server"
 DOMINO_FIXTURE = REPO / "tests" / "fixtures" / "domino" / "show_stat.txt"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def proc_figures(pid: int) -> tuple[float, int, int]:
@@ -187,12 +181,7 @@ def main() -> int:
         elapsed = time.monotonic() - started
         conn.close()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
         mq.stop()
     shutil.rmtree(work, ignore_errors=True)

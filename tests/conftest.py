@@ -117,12 +117,17 @@ def start_exporter(tmp_path):
 
     yield start
     for running in started:
-        running.proc.terminate()
-        try:
-            running.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            running.proc.kill()
-            running.proc.wait()
+        stop_process(running.proc)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """SIGTERM, SIGKILL if it has not ended within ``timeout`` seconds, reaped either way (nothing if it had ended)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 SLEEP = shutil.which("sleep") or "/bin/sleep"

@@ -20,7 +20,7 @@ import urllib.parse
 import pytest
 import yaml
 
-from .conftest import FIXTURES, REPO, free_port, http_get, require_binary
+from .conftest import FIXTURES, REPO, free_port, http_get, require_binary, stop_process
 from .conftest import shell_script as _script
 
 pytestmark = pytest.mark.integration
@@ -188,12 +188,7 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
     finally:
         stop.set()
         for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
         mqweb.stop()
 
 

@@ -362,12 +362,18 @@ def _warning_lines(caplog) -> list[str]:
             if r.levelno >= logging.WARNING and r.name.startswith("middleware_exporter")]
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_random_text_in_a_source_error_is_logged_once(caplog, variant):
-    rng = random.Random(f"15c-{variant}")
+def _erring_scheduler(caplog) -> tuple[_Erring, Scheduler]:
+    """A scheduler of one _Erring collector, its log captured from INFO up."""
     erring = _Erring()
     scheduler = Scheduler([erring])
     caplog.set_level(logging.INFO)
+    return erring, scheduler
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_random_text_in_a_source_error_is_logged_once(caplog, variant):
+    rng = random.Random(f"15c-{variant}")
+    erring, scheduler = _erring_scheduler(caplog)
     texts = set()
     for _ in range(200):
         erring.source_error = VARIANTS[variant](rng)
@@ -385,9 +391,7 @@ def test_random_text_in_a_source_error_is_logged_once(caplog, variant):
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_random_text_in_a_collector_failure_is_logged_once(caplog, variant):
     rng = random.Random(f"15c-raise-{variant}")
-    erring = _Erring()
-    scheduler = Scheduler([erring])
-    caplog.set_level(logging.INFO)
+    erring, scheduler = _erring_scheduler(caplog)
     for _ in range(100):
         erring.raise_error = ConnectionError(VARIANTS[variant](rng))
         scheduler.run_collector("erring")
@@ -398,9 +402,7 @@ def test_random_text_in_a_collector_failure_is_logged_once(caplog, variant):
 
 
 def test_a_real_change_of_one_word_is_still_logged(caplog):
-    erring = _Erring()
-    scheduler = Scheduler([erring])
-    caplog.set_level(logging.INFO)
+    erring, scheduler = _erring_scheduler(caplog)
     for text in ("queue manager QM1 is stopping", "queue manager QM1 is stopping", "queue manager QM1 is starting",
                  "connection refused", "connection timeout", "connection timeout"):
         erring.source_error = text
@@ -413,9 +415,7 @@ def test_a_real_change_of_one_word_is_still_logged(caplog):
 def test_text_that_changes_shape_on_every_attempt_stops_being_logged(caplog):
     """Whatever the normaliser misses, a text that changes on every attempt costs a few lines, not one a run."""
     rng = random.Random("15c-words")
-    erring = _Erring()
-    scheduler = Scheduler([erring])
-    caplog.set_level(logging.INFO)
+    erring, scheduler = _erring_scheduler(caplog)
     for _ in range(100):
         words = " ".join(_letters(rng, string.ascii_lowercase, rng.randint(2, 9)) for _ in range(rng.randint(2, 6)))
         erring.source_error = f"remote said: {words}"

@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from .conftest import free_port, http_get, require_binary
+from .conftest import free_port, http_get, require_binary, stop_process
 
 pytestmark = pytest.mark.integration
 
@@ -35,12 +35,7 @@ def prometheus(tmp_path):
 
     yield start
     for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def _api(base: str, path: str) -> dict:

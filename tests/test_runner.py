@@ -41,6 +41,21 @@ def read_pids(path) -> list[int]:
     raise AssertionError(f"{path} never written")
 
 
+def _python(program: str, timeout: float) -> subprocess.CompletedProcess:
+    """Run ``program`` in a new Python process from the repository root (its own process, subreaper or shutdown)."""
+    return subprocess.run([sys.executable, "-c", program], cwd=runner.__file__.rsplit("/exporter/", 1)[0],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _kill_leftovers(pids: list[int], group: bool = False) -> None:
+    """Clean-up whatever the test's outcome: SIGKILL each process (or its group) that may have outlived it."""
+    for pid in pids:
+        try:
+            (os.killpg if group else os.kill)(pid, 9)
+        except OSError:  # gone already
+            pass
+
+
 def test_output_and_exit_status():
     script = "import sys; print('is running'); sys.stderr.write('warn'); sys.exit(3)"
     result = run_command([sys.executable, "-c", script],
@@ -204,11 +219,7 @@ def test_an_escaped_child_holding_stdout_pins_no_thread_or_descriptor(tmp_path):
         assert live_commands() == 0
         assert all(alive(pid) for pid in read_pids(pidfile))  # no subreaper here: they live on, harmless
     finally:
-        for pid in read_pids(pidfile):
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+        _kill_leftovers(read_pids(pidfile))
 
 
 def test_with_the_subreaper_an_escaped_child_is_killed_too(tmp_path):
@@ -219,8 +230,7 @@ def test_with_the_subreaper_an_escaped_child_is_killed_too(tmp_path):
                "from exporter.core import runner\n"
                "print(runner.guard_process(watchdog=False)['subreaper'])\n"
                f"runner.run_command([sys.executable, '-c', {FAMILY!r}, {str(pidfile)!r}], timeout=1.5)\n")
-    result = subprocess.run([sys.executable, "-c", program], cwd=runner.__file__.rsplit("/exporter/", 1)[0],
-                            capture_output=True, text=True, timeout=60)
+    result = _python(program, timeout=60)
     pids = read_pids(pidfile)
     try:
         if result.stdout.startswith("False"):
@@ -228,11 +238,7 @@ def test_with_the_subreaper_an_escaped_child_is_killed_too(tmp_path):
         assert "CommandTimeout" in result.stderr
         assert all(gone(pid) for pid in pids), [pid for pid in pids if alive(pid)]
     finally:
-        for pid in pids:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+        _kill_leftovers(pids)
 
 
 def test_shutdown_kills_every_running_command(tmp_path):
@@ -291,8 +297,7 @@ def test_after_a_final_shutdown_no_command_starts():
                "    runner.run_command(['/bin/echo', 'x'], timeout=5)\n"
                "except runner.CommandError as exc:\n"
                "    print(exc)\n")
-    result = subprocess.run([sys.executable, "-c", program], cwd=runner.__file__.rsplit("/exporter/", 1)[0],
-                            capture_output=True, text=True, timeout=60)
+    result = _python(program, timeout=60)
     assert result.stdout.strip() == "echo: not started: the exporter is stopping"
 
 
@@ -329,8 +334,7 @@ def test_ssh_masters_are_kept_up_to_a_bound_and_other_escapees_killed(tmp_path):
                "print(len(runner._registry.kept), flush=True)\n"
                "runner.shutdown(grace=0.5)\n"
                "print(len(runner._registry.kept), flush=True)\n")
-    result = subprocess.run([sys.executable, "-c", program], cwd=runner.__file__.rsplit("/exporter/", 1)[0],
-                            capture_output=True, text=True, timeout=120)
+    result = _python(program, timeout=120)
     pids = read_pids(masters) + read_pids(strays)
     try:
         lines = result.stdout.split()
@@ -341,8 +345,4 @@ def test_ssh_masters_are_kept_up_to_a_bound_and_other_escapees_killed(tmp_path):
         assert lines[1:] == [str(runner.MAX_KEPT), "0"]
         assert all(gone(pid) for pid in pids), [pid for pid in pids if alive(pid)]
     finally:
-        for pid in pids:
-            try:
-                os.killpg(pid, 9)
-            except OSError:
-                pass
+        _kill_leftovers(pids, group=True)

@@ -11,8 +11,6 @@ Regenerate the screenshot in the docs deliberately:
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 
@@ -22,7 +20,7 @@ import yaml
 from exporter.statuspage import CONTENT_SECURITY_POLICY, age, guide_rows, render
 
 from .conftest import FIXTURES, REPO, shell_script
-from .test_advice_page import _screenshot, browser  # noqa: F401 - the fixture, shared
+from .test_advice_page import _fits_and_screenshot, _summary_table, browser  # noqa: F401 - the fixture, shared
 
 SCREENSHOT = REPO / "docs" / "images" / "status.png"
 FAKES = REPO / "tests" / "fakes"
@@ -117,10 +115,8 @@ def test_status_page_with_one_target_down_in_a_browser(start_exporter, browser, 
 
     browser.get(exporter.base + "/")
     text = browser.execute_script("return document.body.innerText")
-    names, values = [line.split("\t") for line in browser.find_element(
-        By.CSS_SELECTOR, "table.summary").get_attribute("innerText").splitlines() if line.strip()]
-    summary = dict(zip([n.strip() for n in names], [int(v) for v in values], strict=True))
-    assert summary == {"Collectors OK": 0, "Degraded": 2, "Failed": 0, "Targets up": 1, "Targets down": 2}
+    assert _summary_table(browser) == {"Collectors OK": 0, "Degraded": 2, "Failed": 0, "Targets up": 1,
+                                       "Targets down": 2}
     for name in ("oracle", "host"):
         section = browser.find_element(By.ID, f"collector-{name}")
         seen = section.get_attribute("innerText")
@@ -136,9 +132,4 @@ def test_status_page_with_one_target_down_in_a_browser(start_exporter, browser, 
     # readable without scripts, nothing loaded from elsewhere, nothing off the side of the window
     assert browser.find_elements(By.TAG_NAME, "script") == []
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
-    assert browser.execute_script("return document.documentElement.scrollWidth <= "
-                                  "document.documentElement.clientWidth")
-    _screenshot(browser, tmp_path / "status.png")
-    if os.environ.get("UPDATE_SCREENSHOT"):
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(tmp_path / "status.png", SCREENSHOT)
+    _fits_and_screenshot(browser, tmp_path / "status.png", SCREENSHOT)

@@ -29,7 +29,8 @@ from exporter.core import webconfig
 from exporter.core.config import ConfigError
 from exporter.core.webconfig import BasicAuth, WebGate, load_web_config
 
-from .conftest import FIXTURES, REPO, free_port, http_get, require_binary
+from .conftest import FIXTURES, REPO, free_port, http_get, require_binary, stop_process
+from .fakes.guessers import basic, flood
 
 TOOLKIT = FIXTURES / "webconfig"
 PASSWORD = "s3cret-scrape"
@@ -575,15 +576,6 @@ def _start_plain(tmp_path: Path, argv: list[str], env: dict[str, str], url: str,
     raise AssertionError(f"exporter not answering within 30 s:\n{log.read_text(errors='replace')}")
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize("case", ["tls", "basic-auth", "port-in-config-file", "non-loopback-address"])
 def test_image_healthcheck_follows_the_configuration(tmp_path, pki, case):
@@ -621,7 +613,7 @@ def test_image_healthcheck_follows_the_configuration(tmp_path, pki, case):
         assert result.returncode == 0, f"unhealthy while serving:\n{result.stdout}{result.stderr}"
         assert result.stdout.startswith("healthy: "), result.stdout
     finally:
-        _stop(proc)
+        stop_process(proc)
     result = _run_healthcheck(proc.pid, env)
     assert result.returncode == 1, result.stdout + result.stderr
 
@@ -656,7 +648,7 @@ def test_image_healthcheck_with_everything_at_once(tmp_path, pki):
         assert result.returncode == 0, result.stdout + result.stderr
         assert "client certificates required" in result.stdout
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def _fake_proc(root: Path, processes: dict[int, list[str]]) -> Path:
@@ -694,10 +686,6 @@ def test_healthcheck_finds_the_server_as_the_image_runs_it(tmp_path):
 # ------------------------------------------------------------------------------ basic auth under a guessing flood
 
 
-def _basic(user: str, password: str) -> str:
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-
-
 def test_refused_guesses_never_push_accepted_credentials_out(monkeypatch):
     """Issue 25: refusals entered the one 128-entry cache and pushed the right credentials out, which then waited
     for bcrypt behind the guesses. Counted in bcrypt runs: after 300 wrong passwords the right ones cost none."""
@@ -705,14 +693,14 @@ def test_refused_guesses_never_push_accepted_credentials_out(monkeypatch):
     auth = BasicAuth()
 
     async def run():
-        assert await auth.check(users, _basic("prometheus", PASSWORD)) is True
+        assert await auth.check(users, basic("prometheus", PASSWORD)) is True
         assert auth.verifications == 1
         for i in range(300):
-            assert await auth.check(users, _basic("prometheus", f"guess-{i}")) is False
+            assert await auth.check(users, basic("prometheus", f"guess-{i}")) is False
         assert auth.verifications == 301
-        assert await auth.check(users, _basic("prometheus", PASSWORD)) is True
+        assert await auth.check(users, basic("prometheus", PASSWORD)) is True
         assert auth.verifications == 301  # still cached
-        assert await auth.check(users, _basic("prometheus", "guess-299")) is False
+        assert await auth.check(users, basic("prometheus", "guess-299")) is False
         assert auth.verifications == 301  # a repeated refusal is cached too
 
     asyncio.run(run())
@@ -730,12 +718,12 @@ def test_unknown_user_costs_one_bcrypt_like_a_known_one(monkeypatch):
     auth = BasicAuth()
 
     async def run():
-        assert await auth.check(users, _basic("grafana", "anything")) is False
+        assert await auth.check(users, basic("grafana", "anything")) is False
         expensive = [c for c in calls if c != "gensalt"]
         assert expensive == ["checkpw"], calls
         assert calls.count("gensalt") <= 1
         calls.clear()
-        assert await auth.check(users, _basic("prometheus", "wrong")) is False
+        assert await auth.check(users, basic("prometheus", "wrong")) is False
         assert calls == ["checkpw"]
 
     asyncio.run(run())
@@ -750,35 +738,13 @@ def test_right_credentials_keep_working_under_a_guessing_flood(tmp_path, start_w
 
     config = write_config(tmp_path / "web.yml", f"basic_auth_users:\n  prometheus: {bcrypt_hash(PASSWORD, 6)}\n")
     exporter = start_web(config, None)
-    good = {"Authorization": _basic("prometheus", PASSWORD)}
+    good = {"Authorization": basic("prometheus", PASSWORD)}
     url = f"http://127.0.0.1:{exporter.port}/metrics"
     assert http_get(url, good)[0] == 200  # Prometheus has scraped before the flood starts
 
     outcomes: dict[int, int] = {}
-    lock = threading.Lock()
     stop = threading.Event()
-
-    def guess(thread: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", exporter.port, timeout=30)
-        for attempt in range(100000):
-            if stop.is_set():
-                break
-            try:
-                conn.request("GET", "/metrics", headers={"Authorization": _basic("prometheus", f"{thread}-{attempt}")})
-                response = conn.getresponse()
-                response.read()
-                status = response.status
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", exporter.port, timeout=30)
-                status = 0
-            with lock:
-                outcomes[status] = outcomes.get(status, 0) + 1
-        conn.close()
-
-    threads = [threading.Thread(target=guess, args=(i,), daemon=True) for i in range(16)]
-    for thread in threads:
-        thread.start()
+    threads = flood(exporter.port, 16, stop, outcomes)
     scrapes: dict[int, int] = {}
     try:
         deadline = time.monotonic() + 120  # a bound for a broken run, not a measurement

@@ -219,22 +219,11 @@ class _Registry:
                 except OSError:
                     pass
                 self.orphans.add(pid)
-            for pid in list(self.kept):  # a master that ended (ControlPersist ran out, or killed at shutdown)
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    done = pid
-                if done:
-                    self.kept.discard(pid)
-                    if self.watchdog is not None:
-                        self.watchdog.tell(f"-{pid}")
-            for pid in list(self.orphans):
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    done = pid
-                if done:
-                    self.orphans.discard(pid)
+            for pid in _reaped(self.kept):  # a master that ended (ControlPersist ran out, or killed at shutdown)
+                self.kept.discard(pid)
+                if self.watchdog is not None:
+                    self.watchdog.tell(f"-{pid}")
+            self.orphans -= _reaped(self.orphans)
 
     def stop_kept(self, sig: int) -> list[int]:
         """Signal the kept ssh masters' groups (still our unreaped children: their ids cannot be anyone else's)."""
@@ -258,6 +247,19 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
     except PermissionError:  # the group is gone and the id taken by someone else's group: nothing of ours
         pass
+
+
+def _reaped(pids: set[int]) -> set[int]:
+    """Those of ``pids`` (children of ours) that have ended, reaped now (or already reaped elsewhere)."""
+    done = set()
+    for pid in list(pids):
+        try:
+            ended, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            ended = pid
+        if ended:
+            done.add(pid)
+    return done
 
 
 def _pid_exited(pid: int) -> bool:
