@@ -573,6 +573,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
 
     limits = limits or Limits()
     live = LiveWebConfig(web_config) if web_config is not None else None
+    if live is not None:
+        scheduler.self_metrics.tls_certificate = live.certificate_validity
     guard = ConnectionGuard(limits, live)
     app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}, settings=config),
                   live=live, open_paths=open_paths, max_requests=limits.max_requests)

@@ -15,7 +15,9 @@ from pydantic import Field
 from .core.collector import Collector
 from .core.config import LogSettings, PathSettings, WebSettings, load_config
 from .core.settings import CollectorSettings, StrictModel
+from .systems.certificates.collector import CertificatesCollector, CertificatesSettings
 from .systems.domino.collector import DominoCollector, DominoSettings
+from .systems.filesystem.collector import FilesystemCollector, FilesystemSettings
 from .systems.host.collector import HostCollector, HostSettings
 from .systems.hpom.collector import HpomCollector, HpomSettings
 from .systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
@@ -23,14 +25,17 @@ from .systems.oracle.collector import OracleCollector, OracleCollectorSettings
 from .systems.process.collector import ProcessCollector, ProcessSettings
 from .systems.vhi.collector import VhiCollector, VhiSettings
 
-COLLECTORS: tuple[type[Collector], ...] = (HostCollector, ProcessCollector, HpomCollector, OracleCollector,
-                                          IbmmqCollector, VhiCollector, DominoCollector)
+COLLECTORS: tuple[type[Collector], ...] = (HostCollector, FilesystemCollector, ProcessCollector, HpomCollector,
+                                          OracleCollector, IbmmqCollector, VhiCollector, DominoCollector,
+                                          CertificatesCollector)
 
 
 class CollectorsSettings(StrictModel):
     """One section per collector (``collectors.<name>`` in the YAML file)."""
 
     host: HostSettings = Field(default_factory=HostSettings, description=HostCollector.description)
+    filesystem: FilesystemSettings = Field(default_factory=FilesystemSettings,
+                                           description=FilesystemCollector.description)
     process: ProcessSettings = Field(default_factory=ProcessSettings, description=ProcessCollector.description)
     hpom: HpomSettings = Field(default_factory=HpomSettings, description=HpomCollector.description)
     oracle: OracleCollectorSettings = Field(default_factory=OracleCollectorSettings,
@@ -38,12 +43,15 @@ class CollectorsSettings(StrictModel):
     ibmmq: IbmmqSettings = Field(default_factory=IbmmqSettings, description=IbmmqCollector.description)
     vhi: VhiSettings = Field(default_factory=VhiSettings, description=VhiCollector.description)
     domino: DominoSettings = Field(default_factory=DominoSettings, description=DominoCollector.description)
+    certificates: CertificatesSettings = Field(default_factory=CertificatesSettings,
+                                               description=CertificatesCollector.description)
 
     def collectors(self) -> list[tuple[type[Collector], CollectorSettings]]:
         """Every collector class with its settings, in exposition order."""
-        return [(HostCollector, self.host), (ProcessCollector, self.process), (HpomCollector, self.hpom),
+        return [(HostCollector, self.host), (FilesystemCollector, self.filesystem), (ProcessCollector, self.process),
+                (HpomCollector, self.hpom),
                 (OracleCollector, self.oracle), (IbmmqCollector, self.ibmmq), (VhiCollector, self.vhi),
-                (DominoCollector, self.domino)]
+                (DominoCollector, self.domino), (CertificatesCollector, self.certificates)]
 
 
 class Config(StrictModel):

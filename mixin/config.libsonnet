@@ -27,6 +27,9 @@
     // The `middleware:threshold:<name>` recording rules: name -> value. The sources and readings are in the
     // comments of mixin/alerts/<system>.libsonnet and the table of alerts/README.md.
     thresholds: {
+      // certificates: days before notAfter (seconds)
+      certificate_expiry_warning_seconds: 14 * 86400,
+      certificate_expiry_critical_seconds: 3 * 86400,
       // domino
       domino_disk_service_time_seconds: 0.035,
       domino_disk_min_iops: 1,
@@ -75,10 +78,17 @@
       oracle_log_file_switch_wait_seconds_per_second: 0.1,
       oracle_kgl_heap_warnings_per_day: 1,
       oracle_resource_utilization_ratio: 0.9,
+      // process
+      process_fd_ratio: 0.9,
       // vhi
       vhi_sessions_per_cpu: 250,
       vhi_max_cpu_cores: 4,
     },
+
+    // MiddlewareProcessGroupMissing: a group counts as expected on a host when it had a process within this window,
+    // and groups matched by processGroupMissingSelector (interactive sessions that come and go) are left out.
+    processGroupMissingLookback: '1d',
+    processGroupMissingSelector: 'group!~"hpom_java_gui|hpom_motif_gui"',
 
     // Derived; not meant to be overridden.
     // `%(clusterPrefix)s` opens every non-empty `by (...)` / `on (...)` list of the rules.

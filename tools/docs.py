@@ -138,6 +138,20 @@ def host_platforms_reference() -> str:
     return "\n".join(lines)
 
 
+def process_platforms_reference() -> str:
+    """The process groups' extra figures through psutil: per reading, the platforms (psutil_procs.EXTRA_ROWS)."""
+    from exporter.core import psutil_procs
+
+    platforms = psutil_procs.EXTRA_PLATFORMS
+    head = " | ".join(psutil_backend.PLATFORM_TITLES[p] for p in platforms)
+    lines = [f"| series | psutil | {head} | where absent, why |", "|---|---|" + "---|" * len(platforms) + "---|"]
+    for row in psutil_procs.EXTRA_ROWS:
+        marks = " | ".join("yes" if p in row.platforms else "-" for p in platforms)
+        source = f"`{row.source}`" if row.source != "-" else "-"
+        lines.append(f"| `{_cell(row.series)}` | {source} | {marks} | {_cell(row.note)} |")
+    return "\n".join(lines)
+
+
 def tolerances_reference() -> str:
     lines = ["| tolerance | value | what it bounds |", "|---|---|---|"]
     for tol in psutil_backend.TOLERANCES:
@@ -164,6 +178,7 @@ def targets() -> list[tuple[Path, Callable[[], dict[str, str]]]]:
         (CONFIG_DOC, lambda: {"config": config_reference()}),
         (ALERTS_README, lambda: {"thresholds": thresholds_reference()}),
         (PLATFORMS_DOC, lambda: {"host-platforms": host_platforms_reference(),
+                                 "process-platforms": process_platforms_reference(),
                                  "tolerances": tolerances_reference()}),
     ]
     for cls in COLLECTORS:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MIXIN = ROOT / "mixin"
 ALERTS = ROOT / "alerts"
 DASHBOARDS = ROOT / "dashboards"
-SYSTEMS = ("domino", "exporter", "host", "hpom", "ibmmq", "oracle", "vhi")
+SYSTEMS = ("certificates", "domino", "exporter", "host", "hpom", "ibmmq", "oracle", "process", "vhi")
 VARIANT_DIR = "variants/node_exporter"
 # The files whose rules change with hostMetricsSource: 'node_exporter' (the host recording rules, and the rules
 # that read the recorded host series); the variant replaces them, every other file is the same in both.

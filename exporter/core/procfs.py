@@ -76,6 +76,8 @@ class ProcStat:
     threads: int
     starttime: int  # clock ticks after boot
     rss_pages: int
+    minflt: int = 0  # minor page faults (field 10)
+    majflt: int = 0  # major page faults (field 12)
 
 
 def parse_pid_stat(text: str) -> ProcStat:
@@ -95,7 +97,49 @@ def parse_pid_stat(text: str) -> ProcStat:
         threads=parse_int(rest[17]),
         starttime=parse_int(rest[19]),
         rss_pages=parse_int(rest[21]),
+        minflt=parse_int(rest[7]),
+        majflt=parse_int(rest[9]),
     )
+
+
+def parse_pid_io(text: str) -> tuple[int, int]:
+    """``read_bytes`` and ``write_bytes`` of /proc/<pid>/io: bytes the process caused to be fetched from and sent
+    to the storage layer (process-exporter's read/write bytes; ``rchar``/``wchar`` also count page-cache hits)."""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("read_bytes", "write_bytes"):
+            values[key] = parse_int(value.strip())
+    return values["read_bytes"], values["write_bytes"]
+
+
+def parse_nofile_limit(text: str) -> float:
+    """The soft ``Max open files`` of /proc/<pid>/limits (``inf`` for unlimited)."""
+    for line in text.splitlines():
+        if line.startswith("Max open files"):
+            soft = line[len("Max open files"):].split()[0]
+            return float("inf") if soft == "unlimited" else float(parse_int(soft))
+    raise ValueError("no 'Max open files' line")
+
+
+@dataclass
+class ProcStatus:
+    """The fields of /proc/<pid>/status the process collector uses."""
+
+    uid: int  # effective user id (the owner of /proc/<pid> for a dumpable process)
+    voluntary_ctxt_switches: int
+    nonvoluntary_ctxt_switches: int
+
+
+def parse_pid_status(text: str) -> ProcStatus:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("Uid", "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+            fields[key] = value.strip()
+    return ProcStatus(uid=parse_int(fields["Uid"].split()[1]),
+                      voluntary_ctxt_switches=parse_int(fields["voluntary_ctxt_switches"]),
+                      nonvoluntary_ctxt_switches=parse_int(fields["nonvoluntary_ctxt_switches"]))
 
 
 _UNSET: object = object()
@@ -109,7 +153,10 @@ class ProcessEntry:
     both read the file, and either reading is a valid one.
     """
 
-    __slots__ = ("pid", "comm", "path", "_raw", "_stat", "_cmdline")
+    __slots__ = ("pid", "comm", "path", "_raw", "_stat", "_cmdline", "_status")
+
+    # What the per-process readers below can give on this back-end (the psutil entries list fewer).
+    extras = frozenset({"io", "fds", "limits", "status", "page_faults", "thread_states"})
 
     def __init__(self, pid: int, comm: str, path: str, raw: bytes | None = None) -> None:
         self.pid = pid
@@ -118,6 +165,7 @@ class ProcessEntry:
         self._raw = raw  # the stat line, when the walk had to read it for the name
         self._stat: object = _UNSET
         self._cmdline: object = _UNSET
+        self._status: object = _UNSET
 
     def stat(self) -> ProcStat | None:
         """The parsed stat line; None if the process has exited since the walk or the line is garbled."""
@@ -137,6 +185,67 @@ class ProcessEntry:
             except OSError:
                 self._cmdline = ""
         return self._cmdline  # type: ignore[return-value]
+
+    # The readers below cost a file (or a directory) each: the process collector calls them only for processes a
+    # group has matched, never for the whole table.  None: the file could not be read (another user's process
+    # without root or CAP_SYS_PTRACE, the process exited meanwhile, or a garbled file).
+
+    def io(self) -> tuple[int, int] | None:
+        """(read_bytes, write_bytes) of /proc/<pid>/io."""
+        try:
+            return parse_pid_io(read_text(self.path + "/io"))
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def open_fds(self) -> int | None:
+        """Entries of /proc/<pid>/fd (numeric names only: a recorded tree may hold a placeholder file)."""
+        try:
+            return sum(1 for name in os.listdir(self.path + "/fd") if name.isdigit())
+        except OSError:
+            return None
+
+    def fd_limit(self) -> float | None:
+        """The soft limit on open files (``inf`` for unlimited)."""
+        try:
+            return parse_nofile_limit(read_text(self.path + "/limits"))
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def status(self) -> ProcStatus | None:
+        """Owner and context switches from /proc/<pid>/status (read once per walk)."""
+        if self._status is _UNSET:
+            try:
+                self._status = parse_pid_status(read_text(self.path + "/status"))
+            except (OSError, ValueError, KeyError, IndexError):
+                self._status = None
+        return self._status  # type: ignore[return-value]
+
+    def uid(self) -> int | None:
+        status = self.status()
+        return None if status is None else status.uid
+
+    def ctx_switches(self) -> tuple[int, int] | None:
+        """(voluntary, involuntary) context switches."""
+        status = self.status()
+        return None if status is None else (status.voluntary_ctxt_switches, status.nonvoluntary_ctxt_switches)
+
+    def thread_states(self) -> dict[str, int] | None:
+        """Threads per state letter of /proc/<pid>/task/<tid>/stat (one read per thread)."""
+        try:
+            tids = os.listdir(self.path + "/task")
+        except OSError:
+            return None
+        states: dict[str, int] = {}
+        for tid in tids:
+            try:
+                raw = _read_bytes(f"{self.path}/task/{tid}/stat")
+            except OSError:
+                continue  # the thread ended since the listing
+            close_paren = raw.rfind(b")")
+            state = raw[close_paren + 2:close_paren + 3].decode("ascii", "replace") if close_paren >= 0 else ""
+            if state:
+                states[state] = states.get(state, 0) + 1
+        return states
 
 
 def _read_bytes(path: str) -> bytes:

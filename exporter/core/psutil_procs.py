@@ -13,6 +13,8 @@ root) is left out like one that has exited; a zombie has the state ``Z``, which 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import psutil
 
 from .procfs import PAGE_SIZE, USER_HZ, ProcStat
@@ -24,6 +26,55 @@ NAME_MAX = 15  # Linux's comm length: the same configured `names` match on every
 _STATES = {psutil.STATUS_RUNNING: "R", psutil.STATUS_SLEEPING: "S", psutil.STATUS_DISK_SLEEP: "D",
            psutil.STATUS_STOPPED: "T", psutil.STATUS_TRACING_STOP: "t", psutil.STATUS_ZOMBIE: "Z",
            psutil.STATUS_DEAD: "X", psutil.STATUS_IDLE: "I"}
+
+
+@dataclass(frozen=True)
+class ExtraRow:
+    """One per-process reading of the process groups beyond count/CPU/memory/threads: the psutil call, the
+    platforms where it gives the figure, and why it is absent elsewhere.  ``docs/platforms.md`` is generated from
+    :data:`EXTRA_ROWS`, and :func:`extras_for` gives the collector the same answer."""
+
+    extra: str  # the ProcessEntry reader family: io, fds, limits, status, page_faults, thread_states
+    series: str  # the middleware_process_group_* series it feeds
+    source: str
+    platforms: frozenset[str]
+    note: str = ""
+
+
+EXTRA_PLATFORMS = ("linux", "aix", "sunos", "windows", "macos", "freebsd")
+EXTRA_ROWS = (
+    ExtraRow("io", "read_bytes_total, written_bytes_total", "io_counters().read_bytes/write_bytes",
+             frozenset({"linux", "aix", "windows"}),
+             "FreeBSD's psutil returns -1 (it has operation counts only); Solaris and macOS have no io_counters; on "
+             "Windows the bytes are all I/O of the process (files, network, devices), not the storage layer alone"),
+    ExtraRow("fds", "open_fds", "num_fds()", frozenset({"linux", "aix", "sunos", "macos", "freebsd"}),
+             "Windows has handles, not file descriptors (num_handles() counts every kind of object)"),
+    ExtraRow("limits", "worst_fd_ratio", "num_fds() / rlimit(RLIMIT_NOFILE)[0]", frozenset({"linux", "freebsd"}),
+             "psutil's rlimit() exists on Linux and FreeBSD only"),
+    ExtraRow("status", "context_switches_total", "num_ctx_switches()",
+             frozenset({"linux", "aix", "sunos", "freebsd"}),
+             "Windows and macOS give one total as 'voluntary' and 0 as involuntary: left out rather than mislabelled"),
+    ExtraRow("page_faults", "major_page_faults_total, minor_page_faults_total", "-", frozenset(),
+             "psutil 7.2 has no per-process page-fault call on most platforms"),
+    ExtraRow("thread_states", "threads_by_state", "-", frozenset(),
+             "psutil has no per-thread state"),
+)
+
+
+def extras_for(platform: str) -> frozenset[str]:
+    """The reader families the psutil back-end offers on ``platform`` (a psutil-style name, e.g. ``linux``)."""
+    return frozenset(row.extra for row in EXTRA_ROWS if platform in row.platforms)
+
+
+def _platform() -> str:
+    for name, flag in (("linux", psutil.LINUX), ("aix", psutil.AIX), ("sunos", psutil.SUNOS),
+                       ("windows", psutil.WINDOWS), ("macos", psutil.MACOS), ("freebsd", psutil.FREEBSD)):
+        if flag:
+            return name
+    return "other"
+
+
+EXTRAS = extras_for(_platform())
 
 
 class NoProcDirectory(RuntimeError):
@@ -53,6 +104,8 @@ class PsutilProcessEntry:
     """One process of a psutil walk: the name at once, the numbers and the command line on first use."""
 
     __slots__ = ("pid", "comm", "_proc", "_stat", "_cmdline", "_read")
+
+    extras = EXTRAS
 
     def __init__(self, proc: psutil.Process, comm: str) -> None:
         self.pid = proc.pid
@@ -103,6 +156,48 @@ class PsutilProcessEntry:
             except (psutil.Error, OSError):
                 self._cmdline = ""
         return self._cmdline
+
+
+    # The readers of ProcessEntry (procfs.py) through psutil; None when psutil may not read it (AccessDenied),
+    # the process has gone, or the platform lacks it (the collector asks only for what `extras` lists).
+
+    def io(self) -> tuple[int, int] | None:
+        try:
+            counters = self._proc.io_counters()
+        except (psutil.Error, OSError, AttributeError):
+            return None
+        if counters.read_bytes < 0 or counters.write_bytes < 0:
+            return None
+        return counters.read_bytes, counters.write_bytes
+
+    def open_fds(self) -> int | None:
+        try:
+            return self._proc.num_fds()
+        except (psutil.Error, OSError, AttributeError):
+            return None
+
+    def fd_limit(self) -> float | None:
+        try:
+            soft = self._proc.rlimit(psutil.RLIMIT_NOFILE)[0]  # type: ignore[attr-defined]
+        except (psutil.Error, OSError, AttributeError):
+            return None
+        return float("inf") if soft == psutil.RLIM_INFINITY else float(soft)  # type: ignore[attr-defined]
+
+    def uid(self) -> int | None:
+        try:
+            return self._proc.uids().effective
+        except (psutil.Error, OSError, AttributeError):
+            return None
+
+    def ctx_switches(self) -> tuple[int, int] | None:
+        try:
+            switches = self._proc.num_ctx_switches()
+        except (psutil.Error, OSError):
+            return None
+        return switches.voluntary, switches.involuntary
+
+    def thread_states(self) -> dict[str, int] | None:
+        return None
 
 
 def walk_psutil() -> list[PsutilProcessEntry]:

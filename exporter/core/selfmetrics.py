@@ -46,9 +46,17 @@ BUILD_INFO = MetricSpec(f"{NAMESPACE}_exporter_build_info", "info",
                         "Version of middleware-exporter, the source revision (unknown for an installed wheel) and "
                         "the version of the Python running it (labels version, revision, pythonversion).", ())
 START_TIME = MetricSpec(f"{NAMESPACE}_exporter_start_time_seconds", "gauge", "Unix time when the exporter started.", ())
+TLS_NOT_AFTER = MetricSpec(f"{NAMESPACE}_exporter_tls_certificate_not_after_seconds", "gauge",
+                           "Unix time after which the exporter's own TLS server certificate (web config cert_file; "
+                           "file 'cert' when given inline) is no longer valid; re-read when the file changes; "
+                           "absent without TLS.", ("file",),
+                           "ssl_exporter: ssl_file_cert_not_after; MiddlewareCertificateExpiresSoon")
+TLS_NOT_BEFORE = MetricSpec(f"{NAMESPACE}_exporter_tls_certificate_not_before_seconds", "gauge",
+                            "Unix time from which the exporter's own TLS server certificate is valid.", ("file",),
+                            "ssl_exporter: ssl_file_cert_not_before")
 
 SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILURES, TARGET_UP, TARGET_LAST_SUCCESS,
-         TARGET_SOURCE_SUCCESS, BUILD_INFO, START_TIME]
+         TARGET_SOURCE_SUCCESS, BUILD_INFO, START_TIME, TLS_NOT_AFTER, TLS_NOT_BEFORE]
 
 
 class SelfMetrics:
@@ -58,6 +66,8 @@ class SelfMetrics:
         self._snapshot = snapshot  # the scheduler's consistent list of per-collector figures
         self.start_time = start_time
         self._process = ProcessCollector(registry=None)
+        # (file, not before, not after) of the server's TLS certificate (core/webconfig.py), set when serving TLS
+        self.tls_certificate: Callable[[], tuple[str, float, float] | None] | None = None
 
     def collect(self) -> Iterable[Metric]:
         batch = MetricBatch(SPECS)
@@ -81,5 +91,9 @@ class SelfMetrics:
             FAILURES.add(batch, failures, collector=name)
         BUILD_INFO.add_info(batch, buildinfo.labels())
         START_TIME.add(batch, self.start_time)
+        validity = self.tls_certificate() if self.tls_certificate is not None else None
+        if validity is not None:
+            TLS_NOT_AFTER.add(batch, validity[2], file=validity[0])
+            TLS_NOT_BEFORE.add(batch, validity[1], file=validity[0])
         yield from batch.families()
         yield from self._process.collect()

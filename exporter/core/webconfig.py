@@ -192,6 +192,8 @@ class WebConfig:
     allowed_sans: frozenset[str] | None
     watched: tuple[Path, ...]
     warnings: list[str] = field(default_factory=list)
+    # The server certificate's validity (Unix seconds) and where it came from, exported by core/selfmetrics.py
+    cert_validity: tuple[str, float, float] | None = None
 
 
 def _fail(path: Path, key: str, reason: str) -> ConfigError:
@@ -224,8 +226,10 @@ def _memfd_path(name: str, data: bytes) -> tuple[int, str]:
     return fd, f"/proc/self/fd/{fd}"
 
 
-def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ssl.SSLContext, list[str]]:
+def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ssl.SSLContext, list[str],
+                                                                             tuple[str, float, float] | None]:
     warnings: list[str] = []
+    validity = None
     prefix = "tls_server_config"
     if tls.cert and tls.cert_file:
         raise _fail(path, f"{prefix}.cert", "set cert or cert_file, not both")
@@ -312,6 +316,7 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
     try:
         leaf = x509.load_pem_x509_certificate(cert_pem)
         not_after = leaf.not_valid_after_utc.timestamp()
+        validity = (str(cert_path) if cert_path else "cert", leaf.not_valid_before_utc.timestamp(), not_after)
         if not_after < time.time():
             warnings.append(f"the server certificate expired at {leaf.not_valid_after_utc.isoformat()}; "
                             "clients that verify it refuse to connect")
@@ -345,7 +350,7 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
             key = "client_ca_file" if tls.client_ca_file else "client_ca"
             reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
             raise _fail(path, f"{prefix}.{key}", f"cannot load the client CA: {reason}") from None
-    return ctx, warnings
+    return ctx, warnings, validity
 
 
 def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
@@ -409,8 +414,9 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
     warnings: list[str] = []
     watched = [path]
     allowed_sans = None
+    validity = None
     if tls is not None and tls.enabled():
-        ssl_context, warnings = _build_ssl_context(path, tls, base)
+        ssl_context, warnings, validity = _build_ssl_context(path, tls, base)
         watched += [_resolve(base, p) for p in (tls.cert_file, tls.key_file, tls.client_ca_file) if p]
         if tls.client_allowed_sans is not None:
             if (tls.client_auth_type or "NoClientCert") == "NoClientCert":
@@ -421,7 +427,7 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
         raise _fail(path, "tls_server_config.client_allowed_sans", "needs TLS (cert_file and key_file)")
     return WebConfig(path=path, tls=tls if ssl_context else None, ssl_context=ssl_context, users=users,
                      headers=headers, rate_interval=rate.interval, rate_burst=rate.burst, allowed_sans=allowed_sans,
-                     watched=tuple(watched), warnings=warnings)
+                     watched=tuple(watched), warnings=warnings, cert_validity=validity)
 
 
 def peer_allowed(config: WebConfig, ssl_object: ssl.SSLObject | None) -> bool:
@@ -473,6 +479,11 @@ class LiveWebConfig:
     @property
     def tls(self) -> bool:
         return self._config.ssl_context is not None
+
+    def certificate_validity(self) -> tuple[str, float, float] | None:
+        """(file, not before, not after) of the server certificate in force (re-read when the file changes), for
+        ``middleware_exporter_tls_certificate_not_after_seconds``; None without TLS."""
+        return self.current().cert_validity
 
     def current(self) -> WebConfig:
         now = self._clock()

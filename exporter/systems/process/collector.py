@@ -1,10 +1,12 @@
-"""Process groups: count, CPU, memory, threads and start time of the middleware's own processes.
+"""Process groups: count, CPU, memory, threads, start time, fds, I/O, page faults and context switches.
 
 Reads the shared process table (one walk over /proc/<pid>/stat per interval, see ``core/procfs.py``; through
 psutil where /proc is not Linux's, ``core/psutil_procs.py``) and a process's command line only when a group asks
-for it.  A process counts by itself, never with its children, in every group it matches; zombies are not
-counted.  CPU seconds per group stay monotonic across process exits and restarts, so ``rate()`` never sees a false
-counter reset.  Matching rules and the built-in groups: README.md.
+for it.  /proc/<pid>/io, fd, limits and status are read only for processes a group has matched, once each per
+pass; a file that cannot be read (another user's process without root) leaves the figure out, never 0, and
+counts in ``..._unreadable_processes``.  A process counts by itself, never with its children, in every group it
+matches; zombies are not counted.  CPU seconds and the other counters per group stay monotonic across process
+exits and restarts, so ``rate()`` never sees a false counter reset.  Matching rules and the built-in groups: README.md.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, ProcessTable, choos
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 
 P = f"{NAMESPACE}_process"
-RESERVED_LABELS = ("group", "process", "mode")
+RESERVED_LABELS = ("group", "process", "mode", "user", "type", "state", "file")
 COMM_MAX = 15
 
 
@@ -108,6 +110,12 @@ class ProcessSettings(CollectorSettings):
         description="Process groups; replaces the built-in list (HPOM, MQ, MQSI, Oracle, VHI, Domino).")
     extra_groups: list[ProcessGroup] = Field(default_factory=list,
                                              description="Groups added to `groups` (keeps the built-in list).")
+    group_by_user: bool = Field(
+        False, description="Split every group by the processes' effective user (a `user` label with the name, or "
+                           "the number when the name is unknown).")
+    thread_states: bool = Field(
+        False, description="Report `middleware_process_group_threads_by_state` (one read of "
+                           "/proc/<pid>/task/<tid>/stat per thread of the groups' processes; Linux only).")
 
     @model_validator(mode="after")
     def _unique(self) -> "ProcessSettings":
@@ -169,15 +177,33 @@ class _Matcher:
 
 SCANNED_PROCESSES = MetricSpec(f"{P}_scanned_processes", "gauge", "Processes read from /proc in the last pass.", ())
 
+# The per-process counters kept monotonic per series, in this order, and the reader family each needs (the files
+# of UNREADABLE_FILES; "stat" is always read).
+COUNTERS = ("utime", "stime", "read_bytes", "write_bytes", "minflt", "majflt", "voluntary", "involuntary")
+COUNTER_FAMILY = ("stat", "stat", "io", "io", "page_faults", "page_faults", "status", "status")
+# /proc/<pid>/... files that other users' processes may deny without root or CAP_SYS_PTRACE (io, fd, and
+# limits on hardened kernels); status is readable by everyone but a process may exit between two reads.
+UNREADABLE_FILES = ("io", "fds", "limits", "status")
+# /proc/<pid>/task/<tid>/stat state letters (proc(5)) as label values.
+THREAD_STATES = {"R": "running", "S": "sleeping", "D": "disk_sleep", "T": "stopped", "t": "tracing_stop",
+                 "Z": "zombie", "X": "dead", "I": "idle"}
+
 
 class _Totals:
-    __slots__ = ("processes", "rss", "threads", "oldest")
+    __slots__ = ("processes", "rss", "threads", "oldest", "fds", "worst_fd_ratio", "read", "unreadable",
+                 "thread_states", "families")
 
     def __init__(self) -> None:
         self.processes = 0
         self.rss = 0
         self.threads = 0
         self.oldest: float | None = None
+        self.fds: int | None = None  # None: no process's fd directory could be read
+        self.worst_fd_ratio: float | None = None
+        self.read: set[str] = set()  # reader families at least one process answered this pass
+        self.unreadable = dict.fromkeys(UNREADABLE_FILES, 0)
+        self.thread_states: dict[str, int] | None = None
+        self.families: frozenset[str] = frozenset()  # what the back-end can read for these processes
 
 
 class ProcessCollector(Collector):
@@ -201,10 +227,12 @@ class ProcessCollector(Collector):
                     self._by_name.setdefault(name, []).append((index, matcher))
             else:
                 self._by_pattern.append((index, matcher))
-        self.label_names = ("group", "process", *labels)
-        # Monotonic CPU: ticks already counted per series, and per live process what we counted last time.
-        self._cpu_ticks: dict[tuple[str, ...], list[int]] = {}
-        self._seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+        self.label_names = ("group", "process", *labels) + (("user",) if settings.group_by_user else ())
+        # Monotonic counters (COUNTERS): what was already counted per series, and per live process the readings
+        # counted last time (None where its file could not be read).
+        self._counted: dict[tuple[str, ...], list[int]] = {}
+        self._seen: dict[tuple[int, int, int], tuple[int | None, ...]] = {}
+        self._user_names: dict[int, str] = {}
         self._own_table: ProcessTable | None = None
         # The label names are known only now (capture groups of the configured regexes): the handles live here.
         lv = self.label_names
@@ -220,11 +248,71 @@ class ProcessCollector(Collector):
         self.group_threads = MetricSpec(f"{P}_group_threads", "gauge", "Threads of the group's processes.", lv)
         self.group_oldest_start_time = MetricSpec(
             f"{P}_group_oldest_start_time_seconds", "gauge",
-            "Unix start time of the group's oldest process (changes when it restarts).", lv)
+            "Unix start time of the group's oldest process (changes when it restarts).", lv,
+            "process-exporter: namedprocess_namegroup_oldest_start_time_seconds; changes() shows restarts")
+        # Beyond count/CPU/memory: process-exporter's per-group figures (ncabatoff/process-exporter v0.8.7,
+        # collector/process_collector.go), read only for the processes a group matched.
+        pe = "process-exporter: namedprocess_namegroup_"
+        self.group_open_fds = MetricSpec(
+            f"{P}_group_open_fds", "gauge",
+            "Open file descriptors of the group's processes (entries of /proc/<pid>/fd, summed); absent when none "
+            "could be read.", lv, pe + "open_filedesc")
+        self.group_worst_fd_ratio = MetricSpec(
+            f"{P}_group_worst_fd_ratio", "gauge",
+            "Highest ratio of open file descriptors to the soft open-files limit among the group's processes (a sum "
+            "would hide the one about to run out); absent when no process could be read.", lv,
+            pe + "worst_fd_ratio; MiddlewareProcessGroupFdsNearLimit")
+        self.group_read_bytes = MetricSpec(
+            f"{P}_group_read_bytes_total", "counter",
+            "Bytes the group's processes caused to be read from storage (/proc/<pid>/io read_bytes); monotonic "
+            "across restarts; absent when no process's io could be read.", lv, pe + "read_bytes_total")
+        self.group_written_bytes = MetricSpec(
+            f"{P}_group_written_bytes_total", "counter",
+            "Bytes the group's processes caused to be sent to storage (/proc/<pid>/io write_bytes); monotonic "
+            "across restarts; absent when no process's io could be read.", lv, pe + "write_bytes_total")
+        self.group_major_page_faults = MetricSpec(
+            f"{P}_group_major_page_faults_total", "counter",
+            "Major page faults (a page read from disk) of the group's processes; monotonic across restarts.", lv,
+            pe + "major_page_faults_total")
+        self.group_minor_page_faults = MetricSpec(
+            f"{P}_group_minor_page_faults_total", "counter",
+            "Minor page faults of the group's processes; monotonic across restarts.", lv,
+            pe + "minor_page_faults_total")
+        self.group_context_switches = MetricSpec(
+            f"{P}_group_context_switches_total", "counter",
+            "Context switches of the group's processes by type (voluntary, involuntary); monotonic across "
+            "restarts.", lv + ("type",), pe + "context_switches_total (label ctxswitchtype, nonvoluntary)")
+        self.group_threads_by_state = MetricSpec(
+            f"{P}_group_threads_by_state", "gauge",
+            "Threads of the group's processes by state (running, sleeping, disk_sleep, stopped, zombie, idle, "
+            "...); with thread_states: true.", lv + ("state",),
+            pe + "states counts processes; this counts threads (task/<tid>/stat)")
+        self.group_unreadable_processes = MetricSpec(
+            f"{P}_group_unreadable_processes", "gauge",
+            "Processes of the group whose /proc/<pid>/<file> (io, fds, limits, status) could not be read: another "
+            "user's process without root or CAP_SYS_PTRACE, or one that exited meanwhile; their figures are "
+            "left out of the sums.", lv + ("file",), "process-exporter: namedprocess_namegroup partial_errors")
 
     def specs(self) -> list[MetricSpec]:
         return [self.group_processes, self.group_cpu_seconds, self.group_resident_memory, self.group_threads,
-                self.group_oldest_start_time, SCANNED_PROCESSES]
+                self.group_oldest_start_time, self.group_open_fds, self.group_worst_fd_ratio,
+                self.group_read_bytes, self.group_written_bytes, self.group_major_page_faults,
+                self.group_minor_page_faults, self.group_context_switches, self.group_threads_by_state,
+                self.group_unreadable_processes, SCANNED_PROCESSES]
+
+    def _user(self, uid: int | None) -> str:
+        if uid is None:
+            return ""
+        name = self._user_names.get(uid)
+        if name is None:
+            try:
+                import pwd  # POSIX only
+
+                name = pwd.getpwuid(uid).pw_name
+            except (ImportError, KeyError):
+                name = str(uid)
+            self._user_names[uid] = name
+        return name
 
     def _boot_time(self, backend: str) -> float:
         if backend == "psutil":
@@ -257,6 +345,8 @@ class ProcessCollector(Collector):
         totals: dict[tuple[str, ...], _Totals] = {}
         seen: dict[tuple[int, int, int], tuple[int, int]] = {}
         by_name, by_pattern = self._by_name, self._by_pattern
+        by_user = self.settings.group_by_user
+        thread_states = self.settings.thread_states
         for entry in entries:
             candidates = by_name.get(entry.comm)
             if candidates is None:
@@ -265,6 +355,7 @@ class ProcessCollector(Collector):
                 candidates = by_pattern
             elif by_pattern:
                 candidates = candidates + by_pattern
+            readings: tuple[int | None, ...] | None = None  # read once per process, whatever groups it is in
             for index, matcher in candidates:
                 key = matcher.match(entry)
                 if key is None:
@@ -272,25 +363,34 @@ class ProcessCollector(Collector):
                 proc = entry.stat()
                 if proc is None or proc.state == "Z":  # exited since the walk, or a zombie: not counted
                     break
+                if by_user:
+                    key = key + (self._user(entry.uid()),)
                 t = totals.get(key)
                 if t is None:
                     t = totals[key] = _Totals()
+                if readings is None:
+                    readings, fds, limit, states = self._read_extras(entry, proc, thread_states)
                 t.processes += 1
                 t.rss += proc.rss_pages * PAGE_SIZE
                 t.threads += proc.threads
                 started = boot_time + proc.starttime / USER_HZ
                 t.oldest = started if t.oldest is None else min(t.oldest, started)
+                self._add_extras(t, entry.extras, readings, fds, limit, states)
                 ident = (proc.pid, proc.starttime, index)
-                prev_user, prev_system = self._seen.get(ident, (0, 0))
-                ticks = self._cpu_ticks.setdefault(key, [0, 0])
-                ticks[0] += max(proc.utime - prev_user, 0)
-                ticks[1] += max(proc.stime - prev_system, 0)
-                seen[ident] = (proc.utime, proc.stime)
+                prev = self._seen.get(ident)
+                counted = self._counted.setdefault(key, [0] * len(COUNTERS))
+                for i, value in enumerate(readings):
+                    if value is not None:
+                        before = prev[i] if prev is not None else None
+                        counted[i] += max(value - (before or 0), 0)
+                seen[ident] = readings
         self._seen = seen
         labels = self.label_names
         present = {(key[0], key[1]) for key in totals}
         for matcher in self.matchers:
             for key in matcher.zero_keys(present):
+                if by_user:
+                    key = key + ("",)
                 totals.setdefault(key, _Totals())
         for key in sorted(totals):
             t = totals[key]
@@ -298,10 +398,77 @@ class ProcessCollector(Collector):
             self.group_processes.add(batch, t.processes, **lv)
             if t.processes == 0:
                 continue
-            user, system = self._cpu_ticks[key]
-            self.group_cpu_seconds.add(batch, user / USER_HZ, mode="user", **lv)
-            self.group_cpu_seconds.add(batch, system / USER_HZ, mode="system", **lv)
-            self.group_resident_memory.add(batch, t.rss, **lv)
-            self.group_threads.add(batch, t.threads, **lv)
-            self.group_oldest_start_time.add(batch, t.oldest, **lv)
+            self._emit(batch, t, self._counted[key], lv)
         SCANNED_PROCESSES.add(batch, len(entries))
+
+    @staticmethod
+    def _read_extras(entry: ProcessEntry, proc, thread_states: bool) -> tuple[
+            tuple[int | None, ...], int | None, float | None, dict[str, int] | None]:
+        """The per-process readings beyond stat, for a process a group matched (never for the whole table)."""
+        extras = entry.extras
+        io = entry.io() if "io" in extras else None
+        ctx = entry.ctx_switches() if "status" in extras else None
+        faults = "page_faults" in extras
+        readings = (proc.utime, proc.stime,
+                    io[0] if io else None, io[1] if io else None,
+                    proc.minflt if faults else None, proc.majflt if faults else None,
+                    ctx[0] if ctx else None, ctx[1] if ctx else None)
+        fds = entry.open_fds() if "fds" in extras else None
+        limit = entry.fd_limit() if "limits" in extras and fds is not None else None
+        states = entry.thread_states() if thread_states and "thread_states" in extras else None
+        return readings, fds, limit, states
+
+    @staticmethod
+    def _add_extras(t: _Totals, extras: frozenset[str], readings: tuple[int | None, ...], fds: int | None,
+                    limit: float | None, states: dict[str, int] | None) -> None:
+        t.families = extras
+        for family, first in (("io", 2), ("page_faults", 4), ("status", 6)):
+            if family not in extras:
+                continue
+            if readings[first] is None:
+                t.unreadable[family] = t.unreadable.get(family, 0) + 1  # page_faults: never (stat was read)
+            else:
+                t.read.add(family)
+        if "fds" in extras:
+            if fds is None:
+                t.unreadable["fds"] += 1
+            else:
+                t.fds = (t.fds or 0) + fds
+                if "limits" in extras:
+                    if limit is None:
+                        t.unreadable["limits"] += 1
+                    elif limit > 0:
+                        ratio = fds / limit
+                        t.worst_fd_ratio = ratio if t.worst_fd_ratio is None else max(t.worst_fd_ratio, ratio)
+        if states is not None:
+            if t.thread_states is None:
+                t.thread_states = {}
+            for letter, count in states.items():
+                state = THREAD_STATES.get(letter, "other")
+                t.thread_states[state] = t.thread_states.get(state, 0) + count
+
+    def _emit(self, batch: MetricBatch, t: _Totals, counted: list[int], lv: dict[str, str]) -> None:
+        self.group_cpu_seconds.add(batch, counted[0] / USER_HZ, mode="user", **lv)
+        self.group_cpu_seconds.add(batch, counted[1] / USER_HZ, mode="system", **lv)
+        self.group_resident_memory.add(batch, t.rss, **lv)
+        self.group_threads.add(batch, t.threads, **lv)
+        self.group_oldest_start_time.add(batch, t.oldest, **lv)
+        if t.fds is not None:
+            self.group_open_fds.add(batch, t.fds, **lv)
+        if t.worst_fd_ratio is not None:
+            self.group_worst_fd_ratio.add(batch, t.worst_fd_ratio, **lv)
+        if "io" in t.read:
+            self.group_read_bytes.add(batch, counted[2], **lv)
+            self.group_written_bytes.add(batch, counted[3], **lv)
+        if "page_faults" in t.read:
+            self.group_minor_page_faults.add(batch, counted[4], **lv)
+            self.group_major_page_faults.add(batch, counted[5], **lv)
+        if "status" in t.read:
+            self.group_context_switches.add(batch, counted[6], type="voluntary", **lv)
+            self.group_context_switches.add(batch, counted[7], type="involuntary", **lv)
+        if t.thread_states is not None:
+            for state in sorted(t.thread_states):
+                self.group_threads_by_state.add(batch, t.thread_states[state], state=state, **lv)
+        for file in UNREADABLE_FILES:
+            if file in t.families:
+                self.group_unreadable_processes.add(batch, t.unreadable.get(file, 0), file=file, **lv)

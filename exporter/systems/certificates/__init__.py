@@ -1,0 +1,1 @@
+"""Certificate expiry of PEM, DER and PKCS#12 files."""

@@ -1,0 +1,136 @@
+"""Certificate expiry of the files the operator names: PEM (bundles too), DER and PKCS#12 keystores (Oracle's
+``ewallet.p12``, an IBM MQ mqweb keystore of type PKCS12) with the password from ``password_file``.
+
+Each file is a target (``middleware_target_up{collector="certificates",target=<name>}``): up when it was read and
+held at least one certificate, down with the reason (missing, wrong password, JKS, Oracle ``cwallet.sso``,
+garbage) on the status page, /api/v1/collectors and the log.  Every certificate of a file gets its not-after and
+not-before as Unix seconds (ssl_exporter's and x509-certificate-exporter's convention; days left is PromQL).
+``cryptography`` is imported only when the collector runs.  Method and limits: README.md.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.secrets import PasswordSettings, SecretUnavailable
+from ...core.settings import CollectorSettings, Duration
+
+P = f"{NAMESPACE}_certificate"
+MAX_FILE_BYTES = 4 * 1024 * 1024  # far above any keystore; a wrong path to a large file is refused, not read
+CERT_LABELS = ("file", "subject_cn", "issuer_cn", "serial", "alias")
+
+
+class CertificateFile(PasswordSettings):
+    path: str = Field(..., min_length=1, description="The certificate file: PEM (one certificate or a bundle), DER, "
+                                                     "or PKCS#12 (.p12/.pfx, Oracle ewallet.p12).")
+    name: str = Field("", description="Target name and `file` label (default: the path).")
+    format: Literal["auto", "pem", "der", "pkcs12"] = Field(
+        "auto", description="auto decides from the content: PEM when it holds a CERTIFICATE block, PKCS#12 when it "
+                            "is a PFX, else DER.")
+
+    @property
+    def target(self) -> str:
+        return self.name or self.path
+
+
+class CertificatesSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector; on by itself when `files` lists a file.")
+    interval: Duration = Field(300.0, description="Seconds between collections (certificates change rarely).")
+    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
+    files: list[CertificateFile] = Field(default_factory=list,
+                                         description="The certificate files (path, optional name, format and "
+                                                     "password_file / password_env for PKCS#12).")
+    max_certificates_per_file: int = Field(
+        100, ge=1, description="At most this many certificates of one file are exported (those expiring first); "
+                               "middleware_certificate_file_certificates counts them all.")
+
+    @model_validator(mode="after")
+    def _files(self) -> "CertificatesSettings":
+        if "enabled" not in self.model_fields_set and self.files:
+            self.enabled = True
+        names = [f.target for f in self.files]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"two files have the same name (give each a distinct name): {', '.join(duplicates)}")
+        return self
+
+
+_ORIGIN = "ssl_exporter: ssl_file_cert_not_{0}; x509-certificate-exporter: x509_cert_not_{0}"
+NOT_AFTER = MetricSpec(f"{P}_not_after_seconds", "gauge",
+                       "Unix time after which the certificate is no longer valid (notAfter), per certificate of the "
+                       "file (a bundle's or keystore chain's every certificate; alias is the PKCS#12 friendly name).",
+                       CERT_LABELS, _ORIGIN.format("after") + "; (this - time()) / 86400: days left")
+NOT_BEFORE = MetricSpec(f"{P}_not_before_seconds", "gauge",
+                        "Unix time from which the certificate is valid (notBefore).", CERT_LABELS,
+                        _ORIGIN.format("before"))
+FILE_CERTIFICATES = MetricSpec(f"{P}_file_certificates", "gauge",
+                               "Certificates in the file (all of them, also those beyond max_certificates_per_file).",
+                               ("file",))
+SPECS = [NOT_AFTER, NOT_BEFORE, FILE_CERTIFICATES]
+
+
+def read_file(path: str) -> bytes:
+    """The file's bytes; a FIFO, device or directory is refused without blocking on it, a file over
+    MAX_FILE_BYTES is refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise OSError(0, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB: not a certificate file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
+class CertificatesCollector(Collector):
+    name = "certificates"
+    description = "Certificate expiry (not after / not before) of PEM, DER and PKCS#12 files."
+    Settings = CertificatesSettings
+
+    def __init__(self, settings: CertificatesSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: CertificatesSettings = settings
+
+    def specs(self) -> list[MetricSpec]:
+        return SPECS
+
+    def targets(self) -> list[str]:
+        return [f.target for f in self.settings.files]
+
+    def collect(self, batch: MetricBatch) -> None:
+        from .parse import CertificateFileError, read_certificates  # cryptography only when the collector runs
+
+        for entry in self.settings.files:
+            target = entry.target
+            try:
+                data = read_file(entry.path)
+                password = entry.read_password()
+                certificates = read_certificates(data, entry.path, entry.format, password)
+            except OSError as exc:
+                batch.report_target(target, False, f"cannot read {entry.path}: {exc.strerror or exc}")
+                continue
+            except (SecretUnavailable, CertificateFileError) as exc:
+                batch.report_target(target, False, f"{entry.path}: {exc}")
+                continue
+            batch.report_target(target, True)
+            FILE_CERTIFICATES.add(batch, len(certificates), file=target)
+            unique = {}
+            for cert in certificates:  # the same certificate twice in a bundle is one series
+                unique.setdefault((cert.subject_cn, cert.issuer_cn, cert.serial, cert.alias), cert)
+            chosen = list(unique.values())
+            if len(chosen) > self.settings.max_certificates_per_file:
+                chosen = sorted(chosen, key=lambda c: c.not_after)[: self.settings.max_certificates_per_file]
+            for cert in chosen:
+                labels = {"file": target, "subject_cn": cert.subject_cn, "issuer_cn": cert.issuer_cn,
+                          "serial": cert.serial, "alias": cert.alias}
+                NOT_AFTER.add(batch, cert.not_after, **labels)
+                NOT_BEFORE.add(batch, cert.not_before, **labels)

@@ -1,0 +1,207 @@
+"""File systems: size, free, available, files, files free and read-only per mount, hang-proof.
+
+The mount list is PID 1's table (``<procfs>/1/mounts``: in a container with the host's /proc, the host's mounts),
+or the exporter's own (``<procfs>/self/mounts``) where /proc hides PID 1; through psutil where /proc is not
+Linux's.  Pseudo file systems are left out with node_exporter's default filters (settings below).  Every mount is
+measured with one ``statvfs`` through ``statfs.StatfsProber``: a mount whose statvfs does not answer within
+``statfs_timeout`` is reported stuck and not asked again while that call hangs; the other mounts' figures still
+come, and the stuck one's state shows in ``middleware_filesystem_stuck`` and in ``/api/v1/collectors``
+(``source_errors``).  Metric names and semantics are node_exporter's (``node_filesystem_*``), see README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ...core.collector import Collector, Context
+from ...core.deadline import current_scope
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.procfs import choose_backend, read_text
+from ...core.settings import CollectorSettings, Duration, check_regex
+from .parse import (
+    DEFAULT_FS_TYPES_EXCLUDE,
+    DEFAULT_MOUNT_POINTS_EXCLUDE,
+    Mount,
+    is_readonly,
+    parse_mounts,
+    select_mounts,
+)
+
+P = f"{NAMESPACE}_filesystem"
+LABELS = ("device", "mountpoint", "fstype")
+NE = "node_exporter: node_filesystem_"
+
+SIZE = MetricSpec(f"{P}_size_bytes", "gauge", "File system size (f_blocks × f_frsize).", LABELS, NE + "size_bytes")
+FREE = MetricSpec(f"{P}_free_bytes", "gauge", "Free space, including the blocks reserved for root "
+                  "(f_bfree × f_frsize).", LABELS, NE + "free_bytes")
+AVAIL = MetricSpec(f"{P}_avail_bytes", "gauge", "Space an unprivileged user can still use (f_bavail × f_frsize).",
+                   LABELS, NE + "avail_bytes")
+FILES = MetricSpec(f"{P}_files", "gauge", "File nodes (inodes) in all (f_files).", LABELS, NE + "files")
+FILES_FREE = MetricSpec(f"{P}_files_free", "gauge", "Free file nodes (f_ffree).", LABELS, NE + "files_free")
+READONLY = MetricSpec(f"{P}_readonly", "gauge", "1 if mounted read-only (mount option ro; also for a failing or "
+                      "stuck mount).", LABELS, NE + "readonly")
+DEVICE_ERROR = MetricSpec(f"{P}_device_error", "gauge", "1 if statvfs failed or hangs (then only readonly, "
+                          "device_error and stuck are emitted for the mount); the error is in /api/v1/collectors.",
+                          LABELS, NE + "device_error (without its device_error label)")
+STUCK = MetricSpec(f"{P}_stuck", "gauge", "1 while a statvfs of the mount has not returned after statfs_timeout; "
+                   "the mount is not asked again until it does.", LABELS)
+STUCK_SECONDS = MetricSpec(f"{P}_stuck_seconds", "gauge", "How long the hanging statvfs of a stuck mount has run.",
+                           LABELS)
+SKIPPED = MetricSpec(f"{P}_mounts_skipped", "gauge", "Mounts of the table left out by the include/exclude "
+                     "settings (pseudo file systems by default).", ())
+MOUNT_TABLE_HOST = MetricSpec(f"{P}_mount_table_host", "gauge", "1 if the mount table read is PID 1's (the host's); "
+                              "0 if /proc hides it and the exporter's own table was read.", ())
+SPECS = [SIZE, FREE, AVAIL, FILES, FILES_FREE, READONLY, DEVICE_ERROR, STUCK, STUCK_SECONDS, SKIPPED,
+         MOUNT_TABLE_HOST]
+
+
+class FilesystemSettings(CollectorSettings):
+    enabled: bool = Field(False, description="Run this collector (one statvfs per mount and run; a hanging mount "
+                                             "costs one thread while it hangs). Off by default: it reads the "
+                                             "host's real mounts even when paths.procfs points at a recorded tree.")
+    interval: Duration = Field(15.0, description="Seconds between collections.")
+    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
+    backend: Literal["auto", "procfs", "psutil"] = Field(
+        "auto", description="Where the mount list comes from: `procfs` (<procfs>/1/mounts), `psutil` (other "
+                            "platforms), `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
+                            "elsewhere); see docs/platforms.md.")
+    mount_points_exclude: str = Field(
+        DEFAULT_MOUNT_POINTS_EXCLUDE, description="Regex of mount points to leave out (node_exporter's "
+                                                  "--collector.filesystem.mount-points-exclude default).")
+    mount_points_include: str = Field(
+        "", description="Regex of mount points to measure; when set, mount_points_exclude is not used.")
+    fs_types_exclude: str = Field(
+        DEFAULT_FS_TYPES_EXCLUDE, description="Regex of file-system types to leave out (node_exporter's "
+                                              "--collector.filesystem.fs-types-exclude default).")
+    fs_types_include: str = Field(
+        "", description="Regex of file-system types to measure; when set, fs_types_exclude is not used.")
+    statfs_timeout: Duration = Field(
+        5.0, description="Seconds a mount's statvfs may take before the mount counts as stuck (node_exporter's "
+                         "mount-timeout); at most half the timeout.")
+    rootfs: str = Field("/", description="Where the host's root file system is mounted (e.g. /host/root in a "
+                                         "container); mount points are measured under it.")
+
+    @field_validator("mount_points_exclude", "mount_points_include", "fs_types_exclude", "fs_types_include")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        return check_regex(value) if value else value
+
+    @model_validator(mode="after")
+    def _statfs_within_timeout(self) -> "FilesystemSettings":
+        if self.statfs_timeout > self.timeout / 2:
+            raise ValueError(f"statfs_timeout ({self.statfs_timeout:g}s) must be at most half the timeout "
+                             f"({self.timeout:g}s): a run must have time for the other mounts after a new hang")
+        return self
+
+
+def read_mount_table(procfs: str) -> tuple[list[Mount], bool]:
+    """PID 1's mount table (the host's), else the exporter's own one (``self``, when a /proc mounted with hidepid
+    hides PID 1); (mounts, whether they are the host's).  Neither readable: the OSError of PID 1's."""
+    host = os.path.join(procfs, "1", "mounts")
+    try:
+        return parse_mounts(read_text(host)), True
+    except OSError as exc:
+        try:
+            return parse_mounts(read_text(os.path.join(procfs, "self", "mounts"))), False
+        except OSError:
+            raise exc from None
+
+
+def _psutil_mounts() -> list[Mount]:
+    import psutil  # only where this back-end is chosen
+
+    return [Mount(p.device, p.mountpoint, p.fstype, p.opts) for p in psutil.disk_partitions(all=True)]
+
+
+class _UsageStat:
+    """A statvfs-shaped result from ``psutil.disk_usage`` (Windows has no statvfs): bytes, no file nodes."""
+
+    f_frsize = f_bsize = 1
+    f_files = f_ffree = -1
+
+    def __init__(self, path: str) -> None:
+        import psutil
+
+        usage = psutil.disk_usage(path)
+        self.f_blocks, self.f_bfree, self.f_bavail = usage.total, usage.free, usage.free
+
+
+def _statfs_function():
+    return os.statvfs if hasattr(os, "statvfs") else _UsageStat
+
+
+class FilesystemCollector(Collector):
+    name = "filesystem"
+    description = "File systems: size, free, available, file nodes, read-only, and stuck or failing mounts."
+    Settings = FilesystemSettings
+
+    def __init__(self, settings: FilesystemSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: FilesystemSettings = settings
+        from .statfs import StatfsProber
+
+        self.backend = choose_backend(settings.backend, context.procfs)
+        self.prober = StatfsProber(self.name, _statfs_function())
+
+    def specs(self) -> list[MetricSpec]:
+        return list(SPECS)
+
+    def _path(self, mountpoint: str) -> str:
+        root = self.settings.rootfs
+        return mountpoint if root in ("", "/") else os.path.join(root, mountpoint.lstrip("/"))
+
+    def _budget(self) -> float:
+        scope = current_scope()
+        remaining = scope.remaining() if scope is not None else None
+        if remaining is None:
+            remaining = self.settings.timeout
+        return max(remaining - min(1.0, remaining * 0.1), 0.0)  # keep a moment to build the batch
+
+    def collect(self, batch: MetricBatch) -> None:
+        s = self.settings
+        if self.backend == "psutil":
+            mounts, host = _psutil_mounts(), True
+        else:
+            mounts, host = read_mount_table(self.context.procfs)
+            MOUNT_TABLE_HOST.add(batch, int(host))
+        selection = select_mounts(mounts, s.mount_points_include, s.mount_points_exclude, s.fs_types_include,
+                                  s.fs_types_exclude)
+        SKIPPED.add(batch, selection.skipped)
+        for family in SPECS:
+            family.declare_empty(batch)
+        paths = {m.mountpoint: self._path(m.mountpoint) for m in selection.mounts}
+        results = self.prober.probe(list(paths.values()), s.statfs_timeout, self._budget())
+        unchecked = []
+        for mount in selection.mounts:
+            labels = {"device": mount.source, "mountpoint": mount.mountpoint, "fstype": mount.fstype}
+            result = results.get(paths[mount.mountpoint])
+            READONLY.add(batch, int(is_readonly(mount)), **labels)
+            if result is None:
+                unchecked.append(mount.mountpoint)
+                continue
+            STUCK.add(batch, int(result.stuck), **labels)
+            if result.stat is None:
+                DEVICE_ERROR.add(batch, 1, **labels)
+                if result.stuck:
+                    STUCK_SECONDS.add(batch, round(result.stuck_seconds or 0.0, 3), **labels)
+                    batch.note_error(f"statfs {mount.mountpoint}",
+                                     f"stuck: statvfs has not returned for {result.stuck_seconds:.0f}s "
+                                     "(not asked again until it does)")
+                else:
+                    batch.note_error(f"statfs {mount.mountpoint}", f"statvfs failed: {result.error}")
+                continue
+            st = result.stat
+            unit = st.f_frsize or st.f_bsize  # POSIX and df use f_frsize; 0 on a few old systems
+            DEVICE_ERROR.add(batch, 0, **labels)
+            SIZE.add(batch, st.f_blocks * unit, **labels)
+            FREE.add(batch, st.f_bfree * unit, **labels)
+            AVAIL.add(batch, st.f_bavail * unit, **labels)
+            if st.f_files >= 0:
+                FILES.add(batch, st.f_files, **labels)
+                FILES_FREE.add(batch, st.f_ffree, **labels)
+        if unchecked:
+            shown = ", ".join(unchecked[:5]) + (f" and {len(unchecked) - 5} more" if len(unchecked) > 5 else "")
+            batch.note_error("statfs", f"not checked in this run (no time left after stuck mounts): {shown}")
