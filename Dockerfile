@@ -23,16 +23,17 @@
 # the IBM MQ redistributable client libraries at run time, which this image does not ship: mount them or build a
 # derived image.)
 #
-# Run (host metrics of the machine the container runs on: mount the host's /proc and /sys):
+# Run (host metrics of the machine the container runs on: mount the host's /proc, /sys and / for the file systems):
 #   docker run -d --name middleware-exporter -p 19462:19462 --read-only --cap-drop=ALL \
 #     --security-opt no-new-privileges \
-#     -v /proc:/host/proc:ro -v /sys:/host/sys:ro \
+#     -v /proc:/host/proc:ro -v /sys:/host/sys:ro -v /:/host/root:ro,rslave \
 #     -v "$PWD/config.yaml:/etc/middleware-exporter/config.yaml:ro" \
-#     middleware-exporter:0.1.0 run --path.procfs /host/proc --path.sysfs /host/sys \
+#     middleware-exporter:0.1.0 run --path.procfs /host/proc --path.sysfs /host/sys --path.rootfs /host/root \
 #       --config /etc/middleware-exporter/config.yaml
 #
 # Arguments after the image name replace CMD, so they start with the command (`run`). Instead of the flags,
-# MIDDLEWARE_EXPORTER_PATHS__PROCFS=/host/proc, MIDDLEWARE_EXPORTER_PATHS__SYSFS=/host/sys and
+# MIDDLEWARE_EXPORTER_PATHS__PROCFS=/host/proc, MIDDLEWARE_EXPORTER_PATHS__SYSFS=/host/sys,
+# MIDDLEWARE_EXPORTER_PATHS__ROOTFS=/host/root and
 # MIDDLEWARE_EXPORTER_CONFIG=/etc/middleware-exporter/config.yaml work too. Add --pid=host to see the
 # host's processes in the process collector. The image writes nothing at run time, so --read-only works.
 #

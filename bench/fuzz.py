@@ -95,6 +95,7 @@ def _mqsc_keeps(alone, mixed) -> bool:
 
 def targets() -> dict[str, Target]:
     from exporter.systems.domino import parse as domino
+    from exporter.systems.filesystem import dfparse
     from exporter.systems.host import parse as host
     from exporter.systems.host import textparse
     from exporter.systems.hpom import parse as hpom
@@ -132,6 +133,8 @@ def targets() -> dict[str, Target]:
                                    _reading_keeps),
         "host_text_iostat": Target(textparse.parse_iostat, ("real/host_text/*iostat*", "host_text/*iostat*",
                                                             "host_text/garbage*"), _reading_keeps),
+        "filesystem_df": Target(dfparse.parse_df, ("real/filesystem/*_df_*", "real/filesystem/hpux_bdf_*")),
+        "filesystem_mount": Target(dfparse.parse_mount, ("real/filesystem/*mount*",)),
     }
     return found
 

@@ -153,9 +153,11 @@ def ts(title: str, unit: str, description: str, targets: list[tuple[str, str] | 
 
 def tbl(title: str, unit: str, description: str, targets: list[tuple[str, str]], *, w: int = 12, h: int = 8,
         mappings: list | None = None, merge: bool = False,
-        column_units: dict[str, str] | None = None) -> table.Panel:
+        column_units: dict[str, str] | None = None, sort_by: tuple[str, bool] | None = None) -> table.Panel:
     p = (table.Panel().title(title).description(description).unit(unit).datasource(DS).span(w).height(h)
          .targets(_targets(targets, instant=True)))
+    if sort_by is not None:  # (column, descending)
+        p = p.sort_by([cb.TableSortByFieldState().display_name(sort_by[0]).desc(sort_by[1])])
     if mappings and merge:
         # Merged instant queries give one column per query ("Value #A", ...): map only the first one.
         p = p.override_by_name("Value #A", [dm.DynamicConfigValue(id_val="mappings", value=mappings)])
@@ -174,10 +176,13 @@ def datasource_variable() -> db.DatasourceVariable:
     return db.DatasourceVariable("datasource").label("Data source").type("prometheus")
 
 
-def query_variable(name: str, label: str, query: str, all_value: str | None = None) -> db.QueryVariable:
+def query_variable(name: str, label: str, query: str, all_value: str | None = None,
+                   default: list[str] | None = None) -> db.QueryVariable:
     v = (db.QueryVariable(name).label(label).datasource(DS).query(query).definition(query)
          .multi(True).include_all(True).refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
          .sort(dm.VariableSort.ALPHABETICAL_ASC))
+    if default:
+        v = v.current(dm.VariableOption(selected=True, text=default, value=default))
     if all_value is not None:
         # "All" as a regex of its own rather than the list of the options Grafana loaded.
         v = v.all_value(all_value).current(dm.VariableOption(selected=True, text=["All"], value=["$__all"]))
@@ -707,6 +712,9 @@ def host() -> dm.Dashboard:
            f"{GUIDE} DOM-DISK, MQ-IO ({DOC_DOMINO}; {DOC_MQSI}): average requests in flight or queued per device.",
            [(f"rate(middleware_host_disk_io_time_weighted_seconds_total{{{INST}}}[{RI}])",
              "{{instance}} {{device}} aqu-sz")]),
+        *filesystem_panels(),
+        *nfs_panels(),
+        *process_group_panels(),
         "Domino",
         ts("Domino users and transactions", "short",
            f"{GUIDE} DOM-CPU ({DOC_DOMINO}, Tables 1-2): the article's load was 1,800 NotesMark users; users with "
@@ -716,11 +724,149 @@ def host() -> dm.Dashboard:
             (f"middleware_domino_transactions_per_minute{{{INST}}}", "{{instance}} transactions/min"),
             Const(1800, "Domino article 1,800 users")], w=24),
     ]
+    nfs_operation = query_variable("nfs_operation", "NFS operation",
+                                   f"label_values({NFS_OPS}_requests_total{{{INST}}}, operation)",
+                                   default=["READ", "WRITE"])
     return dashboard("middleware-host", "Middleware: host (vmstat, iostat, sar)",
                      "Host CPU, run queue, paging, page scans and disks as vmstat/iostat/sar columns, with the "
                      f"Domino article's figures (guide rows DOM-*, MQ-CPU, MQ-IO of docs/sources.md; {DOC_DOMINO}; "
-                     f"{DOC_MQSI}).",
-                     panels, tags=["host", "domino"])
+                     f"{DOC_MQSI}); file systems, NFS mounts and process groups (operational, runbooks in "
+                     f"docs/runbooks/).",
+                     panels, extra_variables=[nfs_operation], tags=["host", "domino"])
+
+
+# ---- operational panels of the host dashboard (no guide row: the alerts' figures, each naming its runbook) --------
+OPERATIONAL = f"{GUIDE} (none: operational, no guide row)"
+RUNBOOKS = "docs/runbooks"
+FS = "middleware_filesystem"
+NFS_OPS = "middleware_mountstats_nfs_operations"
+# The alerts' linear prediction (mixin/config.libsonnet fsSpaceFillingUpPredictionWindow, fsWarningPredictionHours,
+# fsCriticalPredictionHours): the same window and horizons, so the line crossing 0 is what the alert sees.
+FS_PREDICTION_WINDOW = "6h"
+FS_PREDICTION_HOURS = (24, 4)
+# The stuck part of the mount-state table: node_exporter has no stuck figure, the variant leaves it out.
+FS_STUCK_TERM = f"3 * ({FS}_stuck{{{INST}}} == 1) or "
+FS_STUCK_NOTE = ("3 stuck (statvfs has not returned after statfs_timeout; the stuck-for column says how long), "
+                 "2 device error (statvfs fails), 1 read-only.")
+FS_STUCK_NOTE_NODE = ("2 device error (node_exporter's device_error: statvfs failed or timed out; node_exporter "
+                      "has no stuck figure), 1 read-only.")
+FS_STATE_MAPPING = dm.ValueMap(options={
+    "1": dm.ValueMappingResult(text="read-only", color="orange", index=0),
+    "2": dm.ValueMappingResult(text="device error", color="red", index=1),
+    "3": dm.ValueMappingResult(text="stuck", color="dark-red", index=2),
+})
+
+
+def filesystem_panels() -> list:
+    avail, size = f"{FS}_avail_bytes{{{INST}}}", f"{FS}_size_bytes{{{INST}}}"
+    mount = "{{instance}} {{mountpoint}}"
+    book = f"{RUNBOOKS}/filesystem.md"
+    return [
+        "File systems",
+        ts("File system space used", "percentunit",
+           f"{OPERATIONAL}: share of each mount's space an unprivileged user can no longer use (1 - avail / size, "
+           "the ratio the space alerts read), against the alerts' thresholds. Runbook: "
+           f"{book}#middlewarefilesystemalmostoutofspace.",
+           [(f"1 - {avail} / {size}", mount),
+            ref("filesystem_space_available_warning_ratio", "guide: none, almost out of space (warning)",
+                "1 - {}"),
+            ref("filesystem_space_available_critical_ratio", "guide: none, almost out of space (critical)",
+                "1 - {}")], min_val=0, max_val=1),
+        ts("File system space available and its linear prediction", "bytes",
+           f"{OPERATIONAL}: available bytes per mount and where the trend of the last {FS_PREDICTION_WINDOW} "
+           f"puts them in {FS_PREDICTION_HOURS[0]} h and {FS_PREDICTION_HOURS[1]} h (predict_linear, as "
+           "MiddlewareFilesystemSpaceFillingUp: a prediction below 0 with little space left fires it). Runbook: "
+           f"{book}#middlewarefilesystemspacefillingup.",
+           [(avail, f"{mount} available")]
+           + [(f"predict_linear({avail}[{FS_PREDICTION_WINDOW}], {hours} * 60 * 60)",
+               f"{mount} predicted in {hours} h") for hours in FS_PREDICTION_HOURS]),
+        ts("File nodes (inodes) used", "percentunit",
+           f"{OPERATIONAL}: share of each mount's file nodes in use (1 - files_free / files), against the "
+           f"alerts' thresholds. Runbook: {book}#middlewarefilesystemalmostoutoffiles.",
+           [(f"1 - {FS}_files_free{{{INST}}} / {FS}_files{{{INST}}}", mount),
+            ref("filesystem_files_available_warning_ratio", "guide: none, almost out of file nodes (warning)",
+                "1 - {}"),
+            ref("filesystem_files_available_critical_ratio", "guide: none, almost out of file nodes (critical)",
+                "1 - {}")], min_val=0, max_val=1),
+        tbl("Stuck, failing and read-only mounts", "none",
+            f"{OPERATIONAL}: the mounts in trouble now, worst state first: {FS_STUCK_NOTE} Healthy mounts are not "
+            f"listed. Runbooks: {book}#middlewarefilesystemstuck, {book}#middlewarefilesystemdeviceerror, "
+            f"{book}#middlewarefilesystemreadonly.",
+            [(f"{FS_STUCK_TERM}2 * ({FS}_device_error{{{INST}}} == 1) or {FS}_readonly{{{INST}}} == 1",
+              "{{instance}} {{mountpoint}} state"),
+             (f"{FS}_stuck_seconds{{{INST}}}", "{{instance}} {{mountpoint}} stuck for")],
+            mappings=[FS_STATE_MAPPING], merge=True, column_units={"Value #B": "s"},
+            sort_by=("Value #A", True)),
+    ]
+
+
+def nfs_panels() -> list:
+    def per_mount(name: str) -> str:
+        return f"sum without (operation) (rate({NFS_OPS}_{name}_total{{{INST}}}[{RI}]))"
+
+    book = f"{RUNBOOKS}/filesystem.md"
+    ops = f'{INST}, operation=~"$nfs_operation"'
+    return [
+        "NFS mounts",
+        ts("NFS round-trip time per operation", "s",
+           f"{OPERATIONAL}: mean time from sending a call to its reply (rate of response time / rate of "
+           "requests, shown while there are requests) per mount and operation; the NFS operation variable "
+           "picks them (READ and WRITE, what MiddlewareNfsSlowResponses watches, by default). Runbook: "
+           f"{book}#middlewarenfsslowresponses.",
+           [(f"rate({NFS_OPS}_response_time_seconds_total{{{ops}}}[{RI}])"
+             f" / (rate({NFS_OPS}_requests_total{{{ops}}}[{RI}]) > 0)",
+             "{{instance}} {{mountpoint}} {{operation}}"),
+            ref("nfs_response_time_seconds", "guide: none, slow responses")]),
+        ts("NFS retransmissions", "percentunit",
+           f"{OPERATIONAL}: share of the calls of each mount sent again (transmissions - requests, over "
+           f"requests, all operations). Runbook: {book}#middlewarenfsretransmissions.",
+           [(f"({per_mount('transmissions')} - {per_mount('requests')}) / ({per_mount('requests')} > 0)",
+             "{{instance}} {{mountpoint}}"),
+            ref("nfs_retransmission_ratio", "guide: none, retransmissions")], min_val=0),
+        ts("NFS major timeouts", "short",
+           f"{OPERATIONAL}: calls per second that got no reply after all their retries ('server not "
+           f"responding'), per mount; any is an alert. Runbook: {book}#middlewarenfsmajortimeouts.",
+           [(per_mount("major_timeouts"), "{{instance}} {{mountpoint}}")], axis_label="timeouts/s", min_val=0),
+    ]
+
+
+def process_group_panels() -> list:
+    grp = "{{instance}} {{group}}"
+    book = f"{RUNBOOKS}/process.md"
+
+    def rate_by_group(name: str, by: str = "") -> str:
+        return f"sum by (instance, group{by}) (rate(middleware_process_group_{name}{{{INST}}}[{RI}]))"
+
+    return [
+        "Process groups",
+        ts("Open file descriptors per group", "short",
+           f"{OPERATIONAL}: open file descriptors of each group's processes, summed. Runbook: "
+           f"{book}#middlewareprocessgroupfdsnearlimit.",
+           [(f"sum by (instance, group) (middleware_process_group_open_fds{{{INST}}})", grp)]),
+        ts("Worst file-descriptor ratio per group", "percentunit",
+           f"{OPERATIONAL}: the highest share of its open-files limit any process of the group uses (a sum "
+           f"would hide the one about to run out). Runbook: {book}#middlewareprocessgroupfdsnearlimit.",
+           [(f"max by (instance, group) (middleware_process_group_worst_fd_ratio{{{INST}}})", grp),
+            ref("process_fd_ratio", "guide: none, file descriptors near the limit")], min_val=0, max_val=1),
+        ts("Storage read and written per group", "Bps",
+           f"{OPERATIONAL}: bytes per second the group's processes caused to be read from and written to "
+           f"storage (/proc/<pid>/io). Runbook: {book}.",
+           [(rate_by_group("read_bytes_total"), f"{grp} read"),
+            (rate_by_group("written_bytes_total"), f"{grp} written")]),
+        ts("Major page faults per group", "short",
+           f"{OPERATIONAL}: page faults per second that read a page from disk (memory short, or a large file "
+           f"mapped). Runbook: {book}.",
+           [(rate_by_group("major_page_faults_total"), grp)], axis_label="faults/s"),
+        ts("Context switches per group", "ops",
+           f"{OPERATIONAL}: voluntary (waiting for I/O or a lock) and involuntary (preempted: CPU short) context "
+           f"switches per second. Runbook: {book}.",
+           [(rate_by_group("context_switches_total", ", type"), f"{grp} {{{{type}}}}")]),
+        ts("Age of the oldest process per group (restarts)", "s",
+           f"{OPERATIONAL}: time since the group's oldest process started; a drop is a restart of the whole "
+           f"group. Runbook: {book}#middlewareprocessgroupmissing.",
+           [(f"time() - min by (instance, group) (middleware_process_group_oldest_start_time_seconds{{{INST}}})",
+             grp)]),
+    ]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -807,6 +953,18 @@ def exporter() -> dm.Dashboard:
         tbl("Build info", "none",
             f"{GUIDE} (all rows): exporter and Python versions per instance.",
             [(f"middleware_exporter_build_info{{{INST}}}", "{{instance}}")]),
+        # Here rather than on the host dashboard: the files are the middleware's (Oracle wallets, mqweb keystores)
+        # and the exporter's own TLS certificate, read by the exporter; each file is one of its targets.
+        tbl("Certificates: days left", "d",
+            f"{OPERATIONAL}: days until each certificate of the files the certificates collector reads (and the "
+            "exporter's own TLS certificate) expires, soonest first; negative = expired. The alert warns at 14 "
+            "days and pages at 3 (middleware:threshold:certificate_expiry_*). A file that cannot be read is a "
+            "target down (Collector success, /api/v1/collectors). Runbook: "
+            f"{RUNBOOKS}/certificates.md#middlewarecertificateexpiressoon.",
+            [(f"((middleware_certificate_not_after_seconds{{{INST}}}"
+              f" or middleware_exporter_tls_certificate_not_after_seconds{{{INST}}}) - time()) / 86400",
+              "{{instance}} {{file}} {{subject_cn}}")],
+            w=24, sort_by=("Value", False)),
     ]
     return dashboard("middleware-exporter", "Middleware: exporter",
                      "The exporter itself: collector success, duration against timeout, scrape duration.",
@@ -847,6 +1005,7 @@ PAGE_SIZE = 4096
 _RATE = re.compile(r"rate\(middleware_host_(swap_in_bytes_total|swap_out_bytes_total|page_scans_total)"
                    r"\{([^}]*)\}\[([^\]]+)\]\)")
 _SERIES = re.compile(r"middleware_host_([a-z_]+)\{([^}]*)\}")
+_FS_SERIES = re.compile(r"middleware_filesystem_([a-z_]+)\{")
 _EXPORTER_SERIES = re.compile(r'\b(middleware_[a-z_]+|[a-z_]+:middleware_[a-z_:]+)\{job=~"\$job"')
 
 
@@ -885,13 +1044,23 @@ def node_exporter_variant(dash: dict) -> dict:
             v["allValue"] = NODE_JOB
         elif v["name"] == "instance":
             v["query"] = v["definition"] = 'label_values(node_uname_info{job=~"$job"}, instance)'
+        elif v["type"] == "query":  # the exporter's series (NFS operations): the exporter's job
+            v["query"] = v["definition"] = _EXPORTER_SERIES.sub(rf'\1{{job=~"{MIDDLEWARE_JOBS}"', v["query"])
     for panel in variant["panels"]:
-        for target in panel.get("targets", []):
+        # node_exporter has no stuck figure: the mount-state table keeps device error and read-only
+        panel["targets"] = [t for t in panel.get("targets", []) if f"{FS}_stuck_seconds" not in t["expr"]]
+        for target in panel["targets"]:
             expr = _SERIES.sub(_node_series, _RATE.sub(_node_rate, target["expr"]))
+            # file systems: node_exporter's node_filesystem_* (same names, labels and meaning)
+            expr = _FS_SERIES.sub(r"node_filesystem_\1{", expr.replace(FS_STUCK_TERM, ""))
             # the exporter's own series on this dashboard (Domino's) keep the exporter's job: the mixin's selector
             target["expr"] = _EXPORTER_SERIES.sub(rf'\1{{job=~"{MIDDLEWARE_JOBS}"', expr)
+        if "description" in panel:
+            panel["description"] = panel["description"].replace(FS_STUCK_NOTE, FS_STUCK_NOTE_NODE)
         if "description" in panel and "middleware_host_" in panel["description"]:
             panel["description"] = panel["description"].replace("middleware_host_", "node_exporter's ")
+    if f"{FS}_" in json.dumps(variant):
+        raise ValueError(f"{dash['uid']}: a {FS}_ series is left in the node_exporter variant")
     if "middleware_host_" in json.dumps(variant):
         raise ValueError(f"{dash['uid']}: a middleware_host_ series is left in the node_exporter variant")
     return variant

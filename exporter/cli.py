@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel
 
 from .core import buildinfo, runner
-from .core.collector import Collector, Context
+from .core.collector import Collector, Context, static_label_problems
 from .core.config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, masked_dump, parse_listen_address
 from .core.scheduler import Scheduler, cause_key
 from .core.secrets import check_password_sources, remember, scrub
@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
                              "apply: host and process metrics.")
     common.add_argument("--path.procfs", dest="procfs", metavar="DIR", help="procfs mount point (default /proc).")
     common.add_argument("--path.sysfs", dest="sysfs", metavar="DIR", help="sysfs mount point (default /sys).")
+    common.add_argument("--path.rootfs", dest="rootfs", metavar="DIR",
+                        help="mount point of the host's root file system (default /).")
     common.add_argument("--log.level", dest="log_level", choices=("debug", "info", "warning", "error"))
     common.add_argument("--log.format", dest="log_format", choices=("logfmt", "json"))
     for cls in COLLECTORS:
@@ -195,6 +197,8 @@ def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
         result[("paths", "procfs")] = args.procfs
     if args.sysfs is not None:
         result[("paths", "sysfs")] = args.sysfs
+    if args.rootfs is not None:
+        result[("paths", "rootfs")] = args.rootfs
     if args.log_level is not None:
         result[("log", "level")] = args.log_level
     if args.log_format is not None:
@@ -271,7 +275,7 @@ def setup_logging(level: str, fmt: str, redact=scrub) -> None:
 
 
 def build_collectors(config: Config) -> list[Collector]:
-    context = Context(procfs=config.paths.procfs, sysfs=config.paths.sysfs)
+    context = Context(procfs=config.paths.procfs, sysfs=config.paths.sysfs, rootfs=config.paths.rootfs)
     collectors = []
     for cls, settings in config.collectors.collectors():
         if not settings.enabled:
@@ -280,6 +284,9 @@ def build_collectors(config: Config) -> list[Collector]:
             collectors.append(cls(settings, context))
         except Exception as exc:  # noqa: BLE001 - report which collector could not start
             raise ConfigError(scrub(f"collectors.{cls.name}: cannot start: {exc}")) from None
+    problems = static_label_problems(config.labels, collectors)
+    if problems:
+        raise ConfigError("invalid configuration:\n" + "\n".join(f"  {problem}" for problem in problems))
     return collectors
 
 
@@ -325,7 +332,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except ConfigError as exc:
         print(f"middleware-exporter: {scrub(str(exc))}", file=sys.stderr)
         return 2
-    scheduler = Scheduler(collectors, redact=redact)
+    scheduler = Scheduler(collectors, redact=redact, labels=config.labels)
     if args.command == "collect-once":
         return _collect_once(scheduler, args)
     if args.command == "advise":

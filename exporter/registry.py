@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from pydantic import Field
 
 from .core.collector import Collector
-from .core.config import LogSettings, PathSettings, WebSettings, load_config
+from .core.config import LogSettings, PathSettings, StaticLabelMap, WebSettings, labels_field, load_config
 from .core.settings import CollectorSettings, StrictModel
 from .systems.certificates.collector import CertificatesCollector, CertificatesSettings
 from .systems.domino.collector import DominoCollector, DominoSettings
@@ -21,11 +21,13 @@ from .systems.filesystem.collector import FilesystemCollector, FilesystemSetting
 from .systems.host.collector import HostCollector, HostSettings
 from .systems.hpom.collector import HpomCollector, HpomSettings
 from .systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from .systems.mountstats.collector import MountstatsCollector, MountstatsSettings
 from .systems.oracle.collector import OracleCollector, OracleCollectorSettings
 from .systems.process.collector import ProcessCollector, ProcessSettings
 from .systems.vhi.collector import VhiCollector, VhiSettings
 
-COLLECTORS: tuple[type[Collector], ...] = (HostCollector, FilesystemCollector, ProcessCollector, HpomCollector,
+COLLECTORS: tuple[type[Collector], ...] = (HostCollector, FilesystemCollector, MountstatsCollector, ProcessCollector,
+                                          HpomCollector,
                                           OracleCollector, IbmmqCollector, VhiCollector, DominoCollector,
                                           CertificatesCollector)
 
@@ -36,6 +38,8 @@ class CollectorsSettings(StrictModel):
     host: HostSettings = Field(default_factory=HostSettings, description=HostCollector.description)
     filesystem: FilesystemSettings = Field(default_factory=FilesystemSettings,
                                            description=FilesystemCollector.description)
+    mountstats: MountstatsSettings = Field(default_factory=MountstatsSettings,
+                                           description=MountstatsCollector.description)
     process: ProcessSettings = Field(default_factory=ProcessSettings, description=ProcessCollector.description)
     hpom: HpomSettings = Field(default_factory=HpomSettings, description=HpomCollector.description)
     oracle: OracleCollectorSettings = Field(default_factory=OracleCollectorSettings,
@@ -48,7 +52,8 @@ class CollectorsSettings(StrictModel):
 
     def collectors(self) -> list[tuple[type[Collector], CollectorSettings]]:
         """Every collector class with its settings, in exposition order."""
-        return [(HostCollector, self.host), (FilesystemCollector, self.filesystem), (ProcessCollector, self.process),
+        return [(HostCollector, self.host), (FilesystemCollector, self.filesystem),
+                (MountstatsCollector, self.mountstats), (ProcessCollector, self.process),
                 (HpomCollector, self.hpom),
                 (OracleCollector, self.oracle), (IbmmqCollector, self.ibmmq), (VhiCollector, self.vhi),
                 (DominoCollector, self.domino), (CertificatesCollector, self.certificates)]
@@ -60,6 +65,9 @@ class Config(StrictModel):
     web: WebSettings = Field(default_factory=WebSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    labels: StaticLabelMap = labels_field(
+        "Labels added to every series this exporter exposes (e.g. env: prod, site: fra1), its own included; a "
+        "target's labels of the same name override them (docs/configuration.md, Static labels).")
     collectors: CollectorsSettings = Field(default_factory=CollectorsSettings)
 
 

@@ -42,6 +42,18 @@
       host_cpu_idle_ratio: 0.1,
       host_iowait_ratio: 0.2,
       host_disk_util_ratio: 0.9,
+      // filesystem (node-mixin's figures, as ratios of the size / of the file nodes) and NFS
+      filesystem_space_filling_up_warning_ratio: 0.40,
+      filesystem_space_filling_up_critical_ratio: 0.20,
+      filesystem_space_available_warning_ratio: 0.05,
+      filesystem_space_available_critical_ratio: 0.03,
+      filesystem_files_filling_up_warning_ratio: 0.40,
+      filesystem_files_filling_up_critical_ratio: 0.20,
+      filesystem_files_available_warning_ratio: 0.05,
+      filesystem_files_available_critical_ratio: 0.03,
+      nfs_retransmission_ratio: 0.05,
+      nfs_min_request_rate: 0.2,
+      nfs_response_time_seconds: 0.05,
       // hpom
       hpom_ack_bulk: 5000,
       hpom_cma_per_message: 10,
@@ -90,6 +102,20 @@
     processGroupMissingLookback: '1d',
     processGroupMissingSelector: 'group!~"hpom_java_gui|hpom_motif_gui"',
 
+    // File-system alerts (node-mixin's fsSelector / fsMountpointSelector and windows): the mounts they watch (also
+    // of node_exporter's node_filesystem_* with hostMetricsSource 'node_exporter'), the look-back of the linear
+    // fill prediction, and how far ahead the warning and critical predictions look.
+    fsSelector: 'fstype!=""',
+    fsMountpointSelector: 'mountpoint!=""',
+    fsSpaceFillingUpPredictionWindow: '6h',
+    fsWarningPredictionHours: 24,
+    fsCriticalPredictionHours: 4,
+    // MiddlewareFilesystemReadOnly: a read-only mount alerts when it was read-write at some time within this window
+    // (a mount read-only by design never was, so it never alerts).
+    fsReadOnlyLookback: '1d',
+    // The NFS operations whose round-trip time MiddlewareNfsSlowResponses watches.
+    nfsSlowOperationsSelector: 'operation=~"READ|WRITE"',
+
     // Derived; not meant to be overridden.
     // `%(clusterPrefix)s` opens every non-empty `by (...)` / `on (...)` list of the rules.
     clusterPrefix: if self.showMultiCluster then self.clusterLabel + ', ' else '',
@@ -98,5 +124,7 @@
       if self.hostMetricsSource == 'node_exporter' then self.nodeExporterSelector
       else if self.hostMetricsSource == 'middleware' then self.middlewareSelector
       else error "hostMetricsSource must be 'middleware' or 'node_exporter', not '%s'" % self.hostMetricsSource,
+    // The prefix of the file-system series: the exporter's filesystem collector or node_exporter's.
+    fsMetricPrefix: if self.hostMetricsSource == 'node_exporter' then 'node_filesystem' else 'middleware_filesystem',
   },
 }

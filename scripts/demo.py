@@ -407,6 +407,7 @@ class Demo:
             "collectors": {
                 "host": {"enabled": False},
                 "process": {"enabled": False},
+                "filesystem": {"enabled": False},  # the scenario's alerts only, not this machine's disks
                 # collected once per scrape; the timeout as long as the interval allows, so that a busy machine
                 # does not make MiddlewareExporterCollectorSlow fire; no command runs (they are null), and
                 # command_timeout only has to be shorter than the timeout

@@ -217,6 +217,17 @@ def collect(collector) -> tuple[dict, Any]:
     return samples, batch
 
 
+def plain_samples(collector) -> dict[tuple, float]:
+    """Run a collector once in a plain batch (no max_series, no constant labels); samples keyed by (name, sorted
+    label items), labels with an empty value left out (the process-group tests' keys)."""
+    from exporter.core.metrics import MetricBatch
+
+    batch = MetricBatch(collector.specs())
+    collector.collect(batch)
+    return {(sample.name, tuple(sorted((k, v) for k, v in sample.labels.items() if v))): sample.value
+            for family in batch.families() for sample in family.samples}
+
+
 def install_fake_oracledb(monkeypatch, fixture: Path, log: Path) -> None:
     """Route `import oracledb` to the DB-API stand-in (tests/fakes/oracledb) answering from ``fixture``."""
     import importlib

@@ -73,7 +73,8 @@ def estate(tmp_path: Path, **changes) -> Path:
                    "command": [_script(bindir / "showstat", f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')]},
     }
     collectors.update(changes)
-    config = {"paths": {"procfs": str(FIXTURES / "host1" / "proc"), "sysfs": str(FIXTURES / "host1" / "sys")},
+    config = {"paths": {"procfs": str(FIXTURES / "host1" / "proc"), "sysfs": str(FIXTURES / "host1" / "sys"),
+                        "rootfs": str(FIXTURES / "host1" / "root")},
               "collectors": collectors}
     path = tmp_path / "exporter.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -581,7 +581,8 @@ def _vhi_host(tmp_path: Path, affinity: str, topology: str | None) -> Path:
     else:
         cpu.mkdir(parents=True)
     config = tmp_path / "vhi.yaml"
-    config.write_text(yaml.safe_dump({"paths": {"procfs": str(proc), "sysfs": str(sys_root)}, "collectors": {
+    config.write_text(yaml.safe_dump({"paths": {"procfs": str(proc), "sysfs": str(sys_root),
+                                                "rootfs": str(FIXTURES / "host1" / "root")}, "collectors": {
         "host": {"interval": 60, "timeout": 5}, "process": {"enabled": False},
         "vhi": {"enabled": True, "interval": 60, "timeout": 5}}}))
     return config

@@ -100,7 +100,7 @@ class Stack:
                     tmp.replace(stat)
             threading.Thread(target=burn, daemon=True).start()
         config = {
-            "paths": {"procfs": procfs},
+            "paths": {"procfs": procfs, "rootfs": str(FIXTURES / "host1" / "root") if saturated else "/"},
             "collectors": {
                 "host": {"interval": 1, "timeout": 1},
                 "process": {"interval": 1, "timeout": 1},

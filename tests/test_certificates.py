@@ -13,6 +13,7 @@ import os
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -235,3 +236,98 @@ def test_the_exporters_own_tls_certificate_expiry_is_exported(tmp_path, pki, sta
         leaf.not_valid_after_utc.timestamp()
     assert samples[("middleware_exporter_tls_certificate_not_before_seconds", (("file", str(crt)),))] == \
         leaf.not_valid_before_utc.timestamp()
+
+
+def _release(fifo: Path) -> None:
+    """Let a reader blocked in open(fifo) go on (it reads end of file); nothing happens when none waits."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:  # ENXIO: no reader waiting
+        pass
+
+
+def test_a_file_whose_read_hangs_costs_only_its_own_target_and_is_not_read_again(tmp_path, chain):
+    """A FIFO named as a wallet's password_file blocks open() until someone writes to it (as a file on a hung NFS
+    mount blocks): the other files still come, the hung one is down with a deadline error, and while its read
+    hangs the next run does not start it again (one thread, not one per run)."""
+    write_wallet(tmp_path / "ewallet.p12", chain)
+    (tmp_path / "good.pem").write_bytes(pem(chain[1]))
+    fifo = tmp_path / "pw.fifo"
+    os.mkfifo(fifo)
+    collector = CertificatesCollector(CertificatesSettings(files=[
+        {"path": str(tmp_path / "good.pem"), "name": "good"},
+        {"path": str(tmp_path / "ewallet.p12"), "name": "hung", "password_file": str(fifo)}], timeout=3), Context())
+    def collect_in_time():  # the run in a thread of its own: a run that hangs fails the test instead of hanging it
+        result = []
+        thread = threading.Thread(target=lambda: result.append(collect(collector)), daemon=True)
+        thread.start()
+        thread.join(60)  # the read's deadline is 2.4 s; the bug hangs for good
+        assert result, "the run hangs in the FIFO's open()"
+        return result[0]
+
+    try:
+        errors = []
+        for _ in range(3):
+            samples, batch = collect_in_time()
+            targets = batch.reports.targets
+            assert targets["good"].up is True and targets["hung"].up is False
+            assert samples[("middleware_certificate_file_certificates", (("file", "good"),))] == 1
+            errors.append(targets["hung"].error)
+        assert errors[0].startswith(f"{tmp_path / 'ewallet.p12'}: not read: timed out after"), errors
+        assert all("previous run still running" in e and "not started again" in e for e in errors[1:]), errors
+    finally:
+        _release(fifo)
+
+
+def _threads(pid: int) -> int:
+    """The process's threads, least of a few looks (a run's short-lived read threads come and go)."""
+    counts = []
+    for _ in range(10):
+        status = Path(f"/proc/{pid}/status").read_text()
+        counts.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:"))))
+        time.sleep(0.05)
+    return min(counts)
+
+
+def test_a_real_exporter_keeps_reporting_the_other_files_while_one_read_hangs(tmp_path, chain, start_exporter):
+    write_wallet(tmp_path / "ewallet.p12", chain)
+    (tmp_path / "good.pem").write_bytes(pem(chain[1]))
+    fifo = tmp_path / "pw.fifo"
+    os.mkfifo(fifo)
+    config = f"""collectors:
+  host: {{enabled: false}}
+  process: {{enabled: false}}
+  certificates:
+    interval: 1s
+    timeout: 1s
+    files:
+      - {{path: {tmp_path / 'good.pem'}, name: good}}
+      - {{path: {tmp_path / 'ewallet.p12'}, name: hung, password_file: {fifo}}}
+"""
+    exporter = start_exporter(config=config)
+    try:
+        def state():
+            samples = _samples(exporter.get("/metrics")[2])
+            runs = samples.get(("middleware_scrape_collector_runs_total", (("collector", "certificates"),)), 0)
+            return samples, runs
+
+        deadline = time.monotonic() + 60
+        while (runs := state()[1]) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        threads = _threads(exporter.proc.pid)
+        while state()[1] < runs + 5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state()[1] >= runs + 5, "five more runs within 60 s"
+        samples = state()[0]
+        assert _threads(exporter.proc.pid) <= threads  # no thread added per run: the hung read is not restarted
+        up = {dict(k[1])["target"]: v for k, v in samples.items() if k[0] == "middleware_target_up"}
+        assert up == {"good": 1, "hung": 0}
+        leaf = labels("good", "db1.example.test", "Invented Root CA", "abcdef")
+        assert samples[("middleware_certificate_not_after_seconds", leaf)] == \
+            datetime.datetime(2026, 12, 31, tzinfo=UTC).timestamp()
+        api = next(c for c in json.loads(exporter.get("/api/v1/collectors")[2]) if c["name"] == "certificates")
+        hung = next(t for t in api["targets"] if t["name"] == "hung")
+        assert "previous run still running" in hung["last_error"] and "not started again" in hung["last_error"]
+        assert exporter.proc.poll() is None
+    finally:
+        _release(fifo)

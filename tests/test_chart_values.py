@@ -159,7 +159,8 @@ def test_deployment_turns_host_and_process_off(helm):
     docs = render(helm)
     pod = pod_of(docs)
     assert "hostNetwork" not in pod and "tolerations" not in pod
-    assert exporter_config(docs)["collectors"] == {"host": {"enabled": False}, "process": {"enabled": False}}
+    assert exporter_config(docs)["collectors"] == {"host": {"enabled": False}, "process": {"enabled": False},
+                                                   "filesystem": {"enabled": False}}  # the pod's own mounts
     on = render(helm, "--set", "config.collectors.host.enabled=true")
     assert exporter_config(on)["collectors"]["host"] == {"enabled": True}
 
@@ -327,7 +328,7 @@ def test_host_metrics_from_node_exporter(helm):
     for path in sorted(variants.glob("*.yml")):
         for group in yaml.safe_load(path.read_text())["groups"]:
             assert groups[group["name"]] == group, (path.name, group["name"])
-    assert exporter_config(docs)["collectors"] == {"host": {"enabled": False}}
+    assert exporter_config(docs)["collectors"] == {"host": {"enabled": False}, "filesystem": {"enabled": False}}
     dashboard_variants = REPO / "dashboards" / "variants" / "node_exporter"
     for path in sorted(dashboard_variants.glob("*.json")) if dashboard_variants.is_dir() else []:
         cm = next(cm for cm in by_kind(docs, "ConfigMap") if path.name in cm["data"])

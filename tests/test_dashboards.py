@@ -181,7 +181,8 @@ def test_template_variables(dashboards):
         selector = re.search(r"middlewareSelector: 'job=~\"([^\"]+)\"'",
                              (ROOT / "mixin" / "config.libsonnet").read_text()).group(1)
         assert job["allValue"] == selector
-        extra = {"middleware-ibmmq": {"qmgr"}, "middleware-oracle": {"database"}}.get(uid, set())
+        extra = {"middleware-ibmmq": {"qmgr"}, "middleware-oracle": {"database"},
+                 "middleware-host": {"nfs_operation"}}.get(uid, set())
         assert set(variables) == {"datasource", "job", "instance"} | extra, uid
         for name in extra:
             assert variables[name]["datasource"] == DATASOURCE
@@ -367,7 +368,19 @@ def test_required_panels_present(dashboards):
                    "middleware_host_context_switches_total", "middleware_host_interrupts_total", '"steal"',
                    "middleware_host_swap_in_bytes_total", "middleware_host_page_scans_total",
                    "middleware_host_disk_reads_completed_total", "middleware_host_disk_io_time_seconds_total",
-                   "middleware_host_disk_io_time_weighted_seconds_total"):
+                   "middleware_host_disk_io_time_weighted_seconds_total",
+                   # file systems (the alerts' 6 h prediction), NFS mounts, process groups (issue 27)
+                   "middleware_filesystem_avail_bytes", "[6h], 24 * 60 * 60)", "[6h], 4 * 60 * 60)",
+                   "middleware_filesystem_files_free", "middleware_filesystem_stuck_seconds",
+                   "middleware_filesystem_device_error", "middleware_filesystem_readonly",
+                   "middleware_mountstats_nfs_operations_response_time_seconds_total",
+                   'operation=~"$nfs_operation"', "middleware_mountstats_nfs_operations_transmissions_total",
+                   "middleware_mountstats_nfs_operations_major_timeouts_total",
+                   "middleware_process_group_open_fds", "middleware_process_group_worst_fd_ratio",
+                   "middleware_process_group_read_bytes_total", "middleware_process_group_written_bytes_total",
+                   "middleware_process_group_major_page_faults_total",
+                   "middleware_process_group_context_switches_total",
+                   "middleware_process_group_oldest_start_time_seconds"):
         assert needle in host, needle
     vhi = exprs("middleware-vhi")
     for needle in ("middleware_vhi_sessions_per_cpu", 'level="minimum"', 'level="recommended"',
@@ -375,8 +388,42 @@ def test_required_panels_present(dashboards):
         assert needle in vhi, needle
     exp = exprs("middleware-exporter")
     for needle in ("middleware_scrape_collector_success", "middleware_scrape_collector_duration_seconds",
-                   "middleware_scrape_collector_timeout_seconds", "scrape_duration_seconds{"):
+                   "middleware_scrape_collector_timeout_seconds", "scrape_duration_seconds{",
+                   "middleware_certificate_not_after_seconds", "middleware_exporter_tls_certificate_not_after_seconds"):
         assert needle in exp, needle
+
+
+def test_file_system_prediction_is_the_alerts():
+    """The space panel's prediction uses the alerts' window and horizons (mixin/config.libsonnet), so a line below 0
+    is what MiddlewareFilesystemSpaceFillingUp sees."""
+    config = (ROOT / "mixin" / "config.libsonnet").read_text()
+    window = re.search(r"fsSpaceFillingUpPredictionWindow: '([^']+)'", config).group(1)
+    hours = (int(re.search(r"fsWarningPredictionHours: (\d+)", config).group(1)),
+             int(re.search(r"fsCriticalPredictionHours: (\d+)", config).group(1)))
+    assert (build.FS_PREDICTION_WINDOW, build.FS_PREDICTION_HOURS) == (window, hours)
+    alerts = (ROOT / "alerts" / "filesystem.yml").read_text()
+    for h in hours:
+        assert f"predict_linear(middleware_filesystem_avail_bytes{{job=~\"middleware.*\", fstype!=\"\", " \
+               f"mountpoint!=\"\"}}[{window}], {h} * 60 * 60) < 0" in alerts
+
+
+def test_node_exporter_variant_file_systems():
+    """The variant reads node_filesystem_* (same names and meaning) and has no stuck figure (node_exporter has none);
+    the NFS, process-group and certificate series stay the exporter's (its job)."""
+    variant = json.loads((DASHBOARDS / "variants" / "node_exporter" / "middleware-host.json").read_text())
+    text = json.dumps(variant)
+    assert "middleware_filesystem_" not in text and "_stuck" not in text
+    table = next(p for p in variant["panels"] if p["title"] == "Stuck, failing and read-only mounts")
+    assert [t["expr"] for t in table["targets"]] == [
+        '2 * (node_filesystem_device_error{job=~"$job", instance=~"$instance"} == 1) or '
+        'node_filesystem_readonly{job=~"$job", instance=~"$instance"} == 1']
+    assert "no stuck figure" in table["description"]
+    for panel in variant["panels"]:
+        for target in panel.get("targets", []):
+            if "middleware_mountstats_" in target["expr"] or "middleware_process_group_" in target["expr"]:
+                assert 'job=~"$job"' not in target["expr"], (panel["title"], target["expr"])
+    operation = next(v for v in variant["templating"]["list"] if v["name"] == "nfs_operation")
+    assert 'job=~"middleware.*"' in operation["query"]
 
 
 def test_all_queries_lists_every_target(dashboards):
@@ -426,3 +473,17 @@ def test_lint_exclusions_file_is_current():
     files = build.build_files()
     for lint in (DASHBOARDS / ".lint", DASHBOARDS / "variants" / "node_exporter" / ".lint"):
         assert lint.read_text(encoding="utf-8") == files[lint], lint
+
+
+def test_runbooks_named_in_descriptions_exist(dashboards):
+    """Every docs/runbooks/<file>.md[#anchor] a panel description names exists, with a section of that anchor (the
+    alert name in lower case, as the alerts' runbook_url)."""
+    named = 0
+    for uid, panel in _panels(dashboards):
+        for path, anchor in re.findall(r"(docs/runbooks/[a-z]+\.md)(?:#([a-z0-9]+))?", panel["description"]):
+            named += 1
+            text = (ROOT / path).read_text(encoding="utf-8")
+            if anchor:
+                headings = {h.strip().lower() for h in re.findall(r"^##+ (.+)$", text, flags=re.M)}
+                assert anchor in headings, (uid, panel["title"], path, anchor)
+    assert named >= 15

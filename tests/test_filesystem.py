@@ -6,6 +6,7 @@ the real ones are covered by tests/test_filesystem_agreement.py and tests/test_f
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -13,11 +14,12 @@ import pytest
 from pydantic import ValidationError
 
 from exporter.core.collector import Context
-from exporter.systems.filesystem.collector import FilesystemCollector, FilesystemSettings, read_mount_table
+from exporter.core.procfs import read_mount_table
+from exporter.systems.filesystem.collector import FilesystemCollector, FilesystemSettings
 from exporter.systems.filesystem.parse import is_readonly, parse_mounts, select_mounts
 from exporter.systems.filesystem.statfs import StatfsProber
 
-from .conftest import collect
+from .conftest import FIXTURES, collect
 
 # INVENTED: a typical systemd host with an NFS mount, a FUSE mount, a Docker overlay and a bind mount twice.
 MOUNTS = """\
@@ -87,12 +89,13 @@ def test_readonly_from_mount_options():
 def test_mount_table_falls_back_to_self_when_pid_1_is_hidden(tmp_path):
     (tmp_path / "self").mkdir()
     (tmp_path / "self" / "mounts").write_text("/dev/vda1 / ext4 rw 0 0\n")
-    mounts, host = read_mount_table(str(tmp_path))
-    assert [m.mountpoint for m in mounts] == ["/"] and host is False
+    mounts, host, path, problem = read_mount_table(str(tmp_path))
+    assert [m.mountpoint for m in mounts] == ["/"] and host is False and path == str(tmp_path / "self" / "mounts")
+    assert problem.startswith(f"cannot read the host's mount table {tmp_path}/1/mounts: ")
     (tmp_path / "1").mkdir()
     (tmp_path / "1" / "mounts").write_text(MOUNTS)
-    mounts, host = read_mount_table(str(tmp_path))
-    assert len(mounts) == 15 and host is True
+    mounts, host, _, problem = read_mount_table(str(tmp_path))
+    assert len(mounts) == 15 and host is True and problem is None
 
 
 def test_prober_marks_a_hanging_mount_stuck_asks_it_once_and_recovers():
@@ -194,7 +197,7 @@ def test_psutil_backend_lists_mounts_through_psutil_and_filters_them_the_same_wa
     samples, batch = collect(collector)
     import psutil
 
-    expected = select_mounts(read_mount_table("/proc")[0] if os.path.exists("/proc/self/mounts") else [])
+    expected = select_mounts(read_mount_table("/proc").mounts if os.path.exists("/proc/self/mounts") else [])
     root = next(p for p in psutil.disk_partitions(all=True) if p.mountpoint == "/")
     key = (("device", root.device), ("fstype", root.fstype), ("mountpoint", "/"))
     st = os.statvfs("/")
@@ -203,3 +206,51 @@ def test_psutil_backend_lists_mounts_through_psutil_and_filters_them_the_same_wa
     mountpoints = {dict(k[1])["mountpoint"] for k in samples if k[0] == "middleware_filesystem_readonly"}
     if expected.mounts:  # on Linux psutil reads the same table as procfs: the same mounts are kept
         assert mountpoints == {m.mountpoint for m in expected.mounts}
+
+
+def _series(text: str, name: str) -> dict[str, float]:
+    """mountpoint -> value of one filesystem family in an exposition."""
+    import re
+
+    found = {}
+    for match in re.finditer(rf'^{name}\{{[^}}]*mountpoint="([^"]*)"[^}}]*\}} (\S+)$', text, re.M):
+        found[match.group(1)] = float(match.group(2))
+    return found
+
+
+@pytest.mark.integration
+def test_default_start_serves_the_file_systems_of_this_machine(start_exporter):
+    """`middleware-exporter` with no configuration (the README's start command): the filesystem collector is on
+    and measures every mount the default filters keep (PID 1's table, this machine's real statvfs)."""
+    exporter = start_exporter()
+    _, _, body = exporter.get("/metrics")
+    text = body.decode()
+    assert 'middleware_scrape_collector_success{collector="filesystem"} 1.0' in text
+    assert "middleware_filesystem_mount_table_host 1.0" in text
+    kept = {m.mountpoint for m in select_mounts(read_mount_table("/proc").mounts).mounts}
+    assert set(_series(text, "middleware_filesystem_readonly")) == kept
+    size = _series(text, "middleware_filesystem_size_bytes")
+    if "/" in kept:
+        st = os.statvfs("/")
+        assert size["/"] == st.f_blocks * (st.f_frsize or st.f_bsize)
+
+
+@pytest.mark.integration
+def test_a_recorded_tree_is_measured_under_paths_rootfs_only(start_exporter, tmp_path):
+    """A recorded /proc (host1: /, /u01/oradata, /u02/redo, "/u03/arch log") with paths.rootfs at a recorded root
+    holding two of the mount points: statvfs asks only below that root, so the machine's own /u01/oradata (were it
+    there) is never measured, and the absent ones fail as absent rather than reading the machine's mounts."""
+    root = tmp_path / "root"
+    (root / "u01" / "oradata").mkdir(parents=True)
+    (root / "u03" / "arch log").mkdir(parents=True)
+    exporter = start_exporter("--path.procfs", str(FIXTURES / "host1" / "proc"), "--path.rootfs", str(root),
+                              "--no-collector.host", "--no-collector.process")
+    text = exporter.get("/metrics")[2].decode()
+    st = os.statvfs(root)
+    size = _series(text, "middleware_filesystem_size_bytes")
+    assert size == {m: st.f_blocks * (st.f_frsize or st.f_bsize) for m in ("/", "/u01/oradata", "/u03/arch log")}
+    assert _series(text, "middleware_filesystem_device_error") == {"/": 0, "/u01/oradata": 0, "/u02/redo": 1,
+                                                                   "/u03/arch log": 0}
+    collectors = {c["name"]: c for c in json.loads(exporter.get("/api/v1/collectors")[2])}
+    errors = collectors["filesystem"]["source_errors"]
+    assert errors == {"statfs /u02/redo": "statvfs failed: No such file or directory"}

@@ -4,6 +4,10 @@ The tree is a 4-CPU HPOM management server with Oracle, two MQ queue managers an
 file shapes of a 5.15 kernel with edited values, plus odd cases (a zombie opcuiwww, a comm with ") " in it,
 a pid directory without stat, a garbage stat file, a non-Domino process called ``server``).
 
+File systems: the mount table is the recorded ``proc/1/mounts``; every statvfs goes under ``--path.rootfs host1/root``
+(the recorded root, so no mount of the machine running the test is asked) and is answered from the recorded
+``host1/statvfs.json`` (INVENTED figures) instead of the kernel, so the figures are the same on any machine.
+
 Regenerate deliberately, and explain the diff in the commit:
     UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
 """
@@ -12,13 +16,40 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+
+import pytest
 
 from exporter.cli import main
 
 from .conftest import FIXTURES
 
 GOLDEN = FIXTURES / "host1.prom"
+ROOTFS = FIXTURES / "host1" / "root"
+STATVFS = FIXTURES / "host1" / "statvfs.json"
+FIELDS = ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail", "f_files", "f_ffree", "f_favail", "f_flag",
+          "f_namemax")
+
+
+@pytest.fixture(autouse=True)
+def statvfs_calls(monkeypatch) -> list[str]:
+    """The recorded statvfs answers in place of os.statvfs; the paths asked, for the assertions."""
+    import exporter.systems.filesystem.collector as fs
+
+    recorded = {k: v for k, v in json.loads(STATVFS.read_text()).items() if not k.startswith("_")}
+    calls: list[str] = []
+
+    def statvfs(path: str) -> os.statvfs_result:
+        calls.append(path)
+        relative = os.path.relpath(path, ROOTFS)
+        mountpoint = "/" if relative == "." else "/" + relative
+        if relative.startswith("..") or mountpoint not in recorded:
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return os.statvfs_result(tuple(recorded[mountpoint][f] for f in FIELDS))
+
+    monkeypatch.setattr(fs, "_statfs_function", lambda: statvfs)
+    return calls
 
 
 def _collect(*extra: str) -> tuple[int, str]:
@@ -34,7 +65,8 @@ def _collect(*extra: str) -> tuple[int, str]:
     fake = _Stdout()
     with contextlib.redirect_stdout(fake), contextlib.redirect_stderr(out):  # type: ignore[type-var]
         code = main(["collect-once", "--path.procfs", str(FIXTURES / "host1" / "proc"),
-                     "--path.sysfs", str(FIXTURES / "host1" / "sys"), "--no-self-metrics", *extra])
+                     "--path.sysfs", str(FIXTURES / "host1" / "sys"), "--path.rootfs", str(ROOTFS),
+                     "--no-self-metrics", *extra])
     return code, fake.buffer.getvalue().decode()
 
 
@@ -46,7 +78,7 @@ def test_golden_exposition():
     assert text == GOLDEN.read_text(), "exposition changed; if intended, regenerate with UPDATE_GOLDEN=1"
 
 
-def test_golden_facts_that_matter():
+def test_golden_facts_that_matter(statvfs_calls):
     """The golden file could be regenerated wrongly; pin the facts the guides' rules rely on."""
     _, text = _collect()
     lines = set(text.splitlines())
@@ -71,3 +103,13 @@ def test_golden_facts_that_matter():
     assert 'middleware_host_kernel_parameter{parameter="kernel.sem.semmni"} 4096.0' in lines
     assert 'middleware_host_kernel_parameter{parameter="kernel.shmmni"} 4096.0' in lines
     assert "middleware_host_file_handles_allocated 12832.0" in lines
+    # file systems, on by default: the recorded mount table measured under the recorded root only (statvfs of the
+    # machine running the test never asked), an escaped space decoded, the proc mount left out by type
+    assert sorted(statvfs_calls) == sorted(os.path.join(str(ROOTFS), p) for p in ("", "u01/oradata", "u02/redo",
+                                                                                 "u03/arch log"))
+    nfs = 'device="filer1:/vol/oradata",fstype="nfs",mountpoint="/u01/oradata"'
+    assert f"middleware_filesystem_size_bytes{{{nfs}}} 5.49755813888e+11" in lines
+    assert f"middleware_filesystem_avail_bytes{{{nfs}}} 3.4359738368e+10" in lines
+    assert ('middleware_filesystem_files_free{device="/dev/sdb1",fstype="xfs",mountpoint="/u03/arch log"} '
+            "5.24287e+07") in lines
+    assert "middleware_filesystem_mount_table_host 1.0" in lines and "middleware_filesystem_mounts_skipped 1.0" in lines

@@ -188,7 +188,8 @@ def test_default_render(default_docs, daemonset_docs):
     config = yaml.safe_load(config_map["data"]["config.yaml"])
     assert config["web"]["listen_address"] == ":19462"
     assert config["paths"] == {"procfs": "/proc", "sysfs": "/sys"}
-    assert config["collectors"] == {"host": {"enabled": False}, "process": {"enabled": False}}
+    assert config["collectors"] == {"host": {"enabled": False}, "process": {"enabled": False},
+                                    "filesystem": {"enabled": False}}
     assert not [cm for cm in by_kind(default_docs, "ConfigMap") if cm["metadata"]["labels"].get("grafana_dashboard")]
 
     dashboards = [cm for cm in by_kind(daemonset_docs, "ConfigMap")
@@ -352,13 +353,15 @@ def test_daemonset_mode(helm):
     assert pod["hostPID"] is False
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
-    for host_path, mount_path in (("/proc", "/host/proc"), ("/sys", "/host/sys")):
+    for host_path, mount_path in (("/proc", "/host/proc"), ("/sys", "/host/sys"), ("/", "/host/root")):
         mount = mounts[mount_path]
         assert mount["readOnly"] is True
         assert volumes[mount["name"]]["hostPath"]["path"] == host_path
+    assert mounts["/host/root"]["mountPropagation"] == "HostToContainer"  # NFS mounts made later appear too
     config_map = next(cm for cm in by_kind(docs, "ConfigMap") if "config.yaml" in cm["data"])
     config = yaml.safe_load(config_map["data"]["config.yaml"])
-    assert config["paths"] == {"procfs": "/host/proc", "sysfs": "/host/sys"}
+    assert config["paths"] == {"procfs": "/host/proc", "sysfs": "/host/sys", "rootfs": "/host/root"}
+    assert "filesystem" not in config.get("collectors", {})  # on (the default): the node's mounts under /host/root
 
 
 def test_servicemonitor_only_when_enabled(helm, default_docs):

@@ -409,6 +409,8 @@ VOLATILE = re.compile(r"^(middleware_hpom_(?:source|query)_duration_seconds\{[^}
 
 def _write_config(path: Path, settings: dict) -> None:
     path.write_text(yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
+                                                   "filesystem": {"enabled": False},
+                                                   "mountstats": {"enabled": False},  # this machine's NFS mounts
                                                    "hpom": settings}}))
 
 

@@ -3,6 +3,7 @@ PCF back-end's mapping (fake adapter; real PCF messages from IBM's test suite de
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import types
@@ -16,12 +17,14 @@ from exporter.systems.ibmmq import collector as ibmmq_collector
 from exporter.systems.ibmmq import pcf
 from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
 from exporter.systems.ibmmq.model import (
+    CHANNEL_TYPE_CODES,
     Backend,
     BackendError,
     BackendNotAvailable,
     ChannelState,
     QmgrSnapshot,
     QueueStatus,
+    channel_type_word,
 )
 from exporter.systems.ibmmq.states import ROLES, STATES, qmgr_state, qmgr_state_from_code
 
@@ -100,11 +103,13 @@ def test_snapshot_becomes_mq_prometheus_metrics(monkeypatch):
     assert not any(dict(labels).get("queue", "").startswith("SYSTEM.") for _, labels in samples)
     assert _v(samples, "middleware_ibmmq_queues", qmgr="QM1") == 3
     assert _v(samples, "middleware_ibmmq_queues_excluded", qmgr="QM1") == 1
-    ch = lambda channel, ctype, conn: {"qmgr": "QM1", "channel": channel, "type": ctype, "connname": conn}  # noqa
-    assert _v(samples, "ibmmq_channel_status", **ch("QM1.TO.QM2", "SDR", "qm2host(1414)")) == 3
-    assert _v(samples, "ibmmq_channel_status_squash", **ch("QM2.TO.QM1", "RCVR", "")) == 0
-    assert _v(samples, "ibmmq_channel_status", **ch("QM2.TO.QM1", "RCVR", "")) == 6
-    assert _v(samples, "ibmmq_channel_status_squash", **ch("QM1.TO.QM3", "SDR", "qm3host(1414)")) == 1
+    ch = lambda channel, ctype, conn: {"qmgr": "QM1", "channel": channel, "type": ctype, "connname": conn,  # noqa
+                                       "rqmname": "", "jobname": ""}
+    # runmqsc's SDR/RCVR become mq_prometheus's words
+    assert _v(samples, "ibmmq_channel_status", **ch("QM1.TO.QM2", "SENDER", "qm2host(1414)")) == 3
+    assert _v(samples, "ibmmq_channel_status_squash", **ch("QM2.TO.QM1", "RECEIVER", "")) == 0
+    assert _v(samples, "ibmmq_channel_status", **ch("QM2.TO.QM1", "RECEIVER", "")) == 6
+    assert _v(samples, "ibmmq_channel_status_squash", **ch("QM1.TO.QM3", "SENDER", "qm3host(1414)")) == 1
     # two instances from the same address: one series, the running one
     assert _v(samples, "ibmmq_channel_status", **ch("APP.SVRCONN", "SVRCONN", "10.0.0.8")) == 3
     assert _v(samples, "middleware_ibmmq_backend_success", qmgr="QM1", backend="runmqsc") == 1
@@ -191,9 +196,9 @@ def pcf_answers():
               for q in fixture_snapshot().queues]
     queues.append({pcf.MQCA_Q_NAME: pad("REMOTE.Q"), pcf.MQIA_Q_TYPE: 6, pcf.MQIA_MAX_Q_DEPTH: 1})
     codes = {v: k for k, v in pcf.CHANNEL_STATUS.items()}
-    types_ = {v: k for k, v in pcf.CHANNEL_TYPES.items()}
     channels = [{pcf.MQCACH_CHANNEL_NAME: pad(c.name, 20), pcf.MQIACH_CHANNEL_STATUS: codes[c.status],
-                 pcf.MQIACH_CHANNEL_TYPE: types_[c.type], pcf.MQCACH_CONNECTION_NAME: pad(c.connection, 264)}
+                 pcf.MQIACH_CHANNEL_TYPE: CHANNEL_TYPE_CODES[channel_type_word(c.type)],
+                 pcf.MQCACH_CONNECTION_NAME: pad(c.connection, 264)}
                 for c in fixture_snapshot().channels]
     return [{pcf.MQIACF_Q_MGR_STATUS: 2}], qstatus, queues, channels
 
@@ -203,7 +208,9 @@ def test_pcf_mapping_gives_the_fixture_snapshot():
     want = fixture_snapshot()
     assert got.status == "RUNNING"
     assert {q.name: q for q in got.queues} == {q.name: q for q in want.queues}
-    assert got.channels == want.channels
+    # PCF gives mq_prometheus's type words (SENDER, RECEIVER, ...), whatever spelling the fixture uses
+    assert got.channels == [dataclasses.replace(c, type=channel_type_word(c.type)) for c in want.channels]
+    assert {c.type for c in got.channels} == {"SENDER", "RECEIVER", "SVRCONN"}
 
 
 class FakeAdapter:
@@ -222,6 +229,12 @@ class FakeAdapter:
 
     def channel_status(self):
         return self.answers[3]
+
+    def channel_definitions(self):
+        return []
+
+    def qmgr_attributes(self):
+        return []
 
     def close(self):
         self.closed = True

@@ -228,9 +228,9 @@ def test_single_instance_9_4_2(tmp_path):
     mq = StandIns(tmp_path, real(name), real("runmqsc_display_chstatus_all_svrconn_9.4.2.txt"))
     samples = mq.metrics("QM1")
     assert status_and_role(samples, "QM1") == (2, "active")
-    labels = {"qmgr": "QM1", "channel": "SYSTEM.ADMIN.SVRCONN", "type": "SVRCONN", "connname": "9.38.73.124"}
-    assert value(samples, "ibmmq_channel_status", **labels) == 3
-    assert value(samples, "ibmmq_channel_status_squash", **labels) == 2
+    # SYSTEM.* channels are left out by default (channels_exclude), as SYSTEM.* queues are
+    assert not any(name.startswith("ibmmq_channel_") for name, _ in samples)
+    assert value(samples, "middleware_ibmmq_channels_excluded", qmgr="QM1") == 1
 
 
 # ---- dspmq, Native HA (IBM documentation examples copied in a public lab) -------------------------------------
@@ -318,7 +318,8 @@ def test_sender_channels_retrying_checkmk(tmp_path):
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
     samples = mq.metrics("MY.TEST")
     for channel, conn in (("HERE.TO.THERE.ONE", one), ("HERE.TO.THERE.TWO", two)):
-        labels = {"qmgr": "MY.TEST", "channel": channel, "type": "SDR", "connname": conn}
+        labels = {"qmgr": "MY.TEST", "channel": channel, "type": "SENDER", "connname": conn, "rqmname": "",
+                  "jobname": ""}
         assert value(samples, "ibmmq_channel_status", **labels) == 5  # retrying
         assert value(samples, "ibmmq_channel_status_squash", **labels) == 1  # a warning, not stopped
     # a channel that is only defined has no status: no series (inactive), not a stopped channel

@@ -26,7 +26,16 @@ from exporter.systems.ibmmq.parse import (
     to_age,
     to_int,
 )
-from exporter.systems.ibmmq.rest import CHSTATUS_COMMAND, QLOCAL_COMMAND, QSTATUS_COMMAND, RestBackend, RestHTTPError
+from exporter.systems.ibmmq.rest import (
+    CHANNEL_COMMAND,
+    CHSTATUS_COMMAND,
+    QLOCAL_COMMAND,
+    QMGR_COMMAND,
+    QMSTATUS_COMMAND,
+    QSTATUS_COMMAND,
+    RestBackend,
+    RestHTTPError,
+)
 from tests.fakes.mqweb import (
     FakeChannel,
     FakeMqweb,
@@ -51,9 +60,9 @@ EXPECTED_QUEUES = [
 EXPECTED_CHANNELS = [
     ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "192.0.2.10"),
     ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "192.0.2.11"),
-    ChannelState("FROM.QM2", "STOPPED", "RCVR", ""),
-    ChannelState("TO.QM2", "RUNNING", "SDR", "10.0.0.2(1414)"),
-    ChannelState("TO.QM3", "RETRYING", "SDR", "10.0.0.3(1414)"),
+    ChannelState("FROM.QM2", "STOPPED", "RECEIVER", ""),  # runmqsc's RCVR/SDR as mq_prometheus's words
+    ChannelState("TO.QM2", "RUNNING", "SENDER", "10.0.0.2(1414)"),
+    ChannelState("TO.QM3", "RETRYING", "SENDER", "10.0.0.3(1414)"),
 ]
 
 
@@ -109,14 +118,14 @@ def test_snapshot_through_mqsc_json(mqweb, version):
     assert snap.channels == EXPECTED_CHANNELS
     assert [(r.method, r.path) for r in mqweb.requests] == [
         ("GET", f"/ibmmq/rest/{version}/admin/qmgr/QM1"),
-        ("POST", f"/ibmmq/rest/{version}/admin/action/qmgr/QM1/mqsc"),
-        ("POST", f"/ibmmq/rest/{version}/admin/action/qmgr/QM1/mqsc"),
-        ("POST", f"/ibmmq/rest/{version}/admin/action/qmgr/QM1/mqsc"),
-    ]
-    assert [r.body for r in mqweb.requests[1:]] == [QSTATUS_COMMAND, QLOCAL_COMMAND, CHSTATUS_COMMAND]
+    ] + [("POST", f"/ibmmq/rest/{version}/admin/action/qmgr/QM1/mqsc")] * 6
+    assert [r.body for r in mqweb.requests[1:]] == [QSTATUS_COMMAND, QLOCAL_COMMAND, CHSTATUS_COMMAND,
+                                                    CHANNEL_COMMAND, QMSTATUS_COMMAND, QMGR_COMMAND]
     assert mqweb.requests[1].body == {
         "type": "runCommandJSON", "command": "display", "qualifier": "qstatus", "name": "*",
-        "parameters": {"type": "queue"}, "responseParameters": ["curdepth", "ipprocs", "opprocs", "msgage"]}
+        "parameters": {"type": "queue"}, "responseParameters": ["all"]}
+    assert [r.body.get("qualifier") for r in mqweb.requests[4:]] == ["channel", "qmstatus", "qmgr"]
+    assert snap.source_errors == {} and snap.channel_definitions == []
     expected_auth = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     for request in mqweb.requests:
         assert request.headers["accept"] == "application/json"

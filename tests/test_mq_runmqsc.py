@@ -7,6 +7,7 @@ import random
 import re
 import stat
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -323,34 +324,59 @@ def test_blocks_to_the_model():
               {"CHANNEL": "C", "CHLTYPE": "SDR", "STATUS": "retrying", "CONNAME": "h(1)"},
               {"CHANNEL": "D", "CHLTYPE": "SDR"}]  # defined, no status: not an instance
     assert queues_from_mqsc(blocks) == [QueueStatus("A", depth=7, max_depth=5000)]
-    assert channels_from_mqsc(blocks) == [ChannelState("C", "RETRYING", "SDR", "h(1)")]
+    assert channels_from_mqsc(blocks) == [ChannelState("C", "RETRYING", "SENDER", "h(1)")]
 
 
 # --------------------------------------------------------------------------------------------------------------
 # The back-end end to end, with stand-in dspmq/runmqsc scripts
 
+def _at(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%d %H.%M.%S")
+
+
 QM1_SNAPSHOT = QmgrSnapshot(
     qmgr="QM1", status="RUNNING",
     queues=[
         QueueStatus("APP.ORDERS.IN", depth=17, max_depth=50000, oldest_message_age=45.0, open_input=2,
-                    open_output=1),
+                    open_output=1, description="Order intake from the web shop"),
         QueueStatus("APP.PAYROLL.EU.INPUT", depth=0, max_depth=5000, oldest_message_age=0.0, open_input=1,
-                    open_output=0),
+                    open_output=0, description="Payroll (EU) input"),
         QueueStatus("APP.SETTLEMENT.INTERBANK.CLEARING.REPLY.QUEUE", depth=1204, max_depth=100000,
-                    oldest_message_age=7321.0, open_input=0, open_output=3),
+                    oldest_message_age=7321.0, open_input=0, open_output=3,
+                    description="Interbank clearing replies (CHAPS, TARGET2, EBA STEP2)"),
         QueueStatus("APP.AUDIT.ARCHIVE", depth=3, max_depth=5000, oldest_message_age=None, open_input=0,
                     open_output=0),
-        QueueStatus("QM2.XMITQ", depth=250, max_depth=10000, oldest_message_age=12.0, open_input=1, open_output=0),
+        QueueStatus("QM2.XMITQ", depth=250, max_depth=10000, oldest_message_age=12.0, open_input=1, open_output=0,
+                    description="Transmission queue to QM2"),
         QueueStatus("SYSTEM.DEAD.LETTER.QUEUE", depth=2, max_depth=5000, oldest_message_age=86400.0, open_input=0,
-                    open_output=0),
+                    open_output=0, description="IBM MQ Default Dead Letter Queue"),
     ],
-    channels=[
-        ChannelState("QM1.TO.QM2", "RUNNING", "SDR", "mq2.example.com(1414)"),
-        ChannelState("QM2.TO.QM1", "STOPPED", "RCVR", "10.20.30.40"),
-        ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.5"),
-        ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.6"),
-        ChannelState("QM1.TO.QM3", "RETRYING", "SDR", "mq3.example.com(1414)"),
+    channels=[  # every field the (invented) qm1_display.txt shows; blank pairs ( , ) are None
+        ChannelState("QM1.TO.QM2", "RUNNING", "SENDER", "mq2.example.com(1414)", substate="MQGET", indoubt=False,
+                     messages=2000, bytes_sent=3472472, bytes_received=13268, buffers_sent=2002,
+                     buffers_received=459, batches=457, last_message=_at("2024-05-17 01.05.38"),
+                     started=_at("2024-05-17 01.04.25"), remote_qmgr="QM2", job_name="00004A5300000001",
+                     short_retries_left=10, long_retries_left=999999999),
+        ChannelState("QM2.TO.QM1", "STOPPED", "RECEIVER", "10.20.30.40", indoubt=False, messages=0, bytes_sent=0,
+                     bytes_received=0, buffers_sent=0, buffers_received=0, batches=0,
+                     last_message=_at("2024-05-16 23.57.40"), started=_at("2024-05-16 23.58.02"),
+                     remote_qmgr="QM2", job_name="0000000000000000"),
+        ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.5", substate="RECEIVE", messages=211,
+                     bytes_sent=47120, bytes_received=52408, buffers_sent=211, buffers_received=211,
+                     last_message=_at("2024-05-17 09.41.07"), started=_at("2024-05-17 08.00.12"),
+                     job_name="0000A1B200000011", sharing_conversations=1),
+        ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.6", substate="RECEIVE", messages=18,
+                     bytes_sent=47120, bytes_received=52408, buffers_sent=18, buffers_received=18,
+                     last_message=_at("2024-05-17 09.41.07"), started=_at("2024-05-17 08.00.12"),
+                     job_name="0000A1B200000012", sharing_conversations=1),
+        ChannelState("QM1.TO.QM3", "RETRYING", "SENDER", "mq3.example.com(1414)", indoubt=False, messages=3,
+                     bytes_sent=0, bytes_received=0, buffers_sent=0, buffers_received=0, batches=0,
+                     last_message=_at("2024-05-17 09.29.56"), started=_at("2024-05-17 09.30.00"),
+                     job_name="0000506100000001", short_retries_left=7, long_retries_left=999999999),
     ],
+    # qm1_display.txt holds only the first three commands' answers: the optional sources report their absence
+    source_errors={"channel": "DISPLAY CHANNEL: no answer", "qmstatus": "DISPLAY QMSTATUS: no answer",
+                   "qmgr": "DISPLAY QMGR: no answer"},
 )
 
 
@@ -409,9 +435,12 @@ def test_snapshot_end_to_end(mq: StandIns):
     assert mq.runmqsc_args.read_text().split() == ["-e", "QM1"]
     assert mq.runmqsc_stdin.read_text() == "".join(c + "\n" for c in MQSC_COMMANDS)
     assert mq.runmqsc_stdin.read_text().splitlines() == [
-        "DISPLAY QSTATUS(*) TYPE(QUEUE) CURDEPTH IPPROCS OPPROCS MSGAGE",
-        "DISPLAY QLOCAL(*) MAXDEPTH DESCR",
+        "DISPLAY QSTATUS(*) TYPE(QUEUE) ALL",
+        "DISPLAY QLOCAL(*) MAXDEPTH USAGE DESCR",
         "DISPLAY CHSTATUS(*) ALL",
+        "DISPLAY CHANNEL(*) CHLTYPE MAXINST MAXINSTC DESCR XMITQ",
+        "DISPLAY QMSTATUS ALL",
+        "DISPLAY QMGR VERSION CMDLEVEL QMID PLATFORM DEADQ MAXHANDS",
     ]
     assert backend.last_messages == []
 
@@ -429,7 +458,9 @@ def test_some_commands_failed_exit_10(mq: StandIns):
     assert backend.snapshot() == QmgrSnapshot("QM1", "RUNNING", queues=[
         QueueStatus("APP.ORDERS.IN", depth=17, max_depth=50000),
         QueueStatus("APP.PAYROLL.EU.INPUT", depth=0),
-    ], channels=[])
+    ], channels=[], source_errors={
+        source: f"DISPLAY {source.upper()}: no answer (AMQ8405I: Syntax error detected at or near end of command "
+                "segment below:-; AMQ8149S: IBM MQ object damaged.)" for source in ("channel", "qmstatus", "qmgr")})
     assert "AMQ8420I: Channel Status not found." in backend.last_messages
 
 
@@ -452,7 +483,7 @@ def test_numbers_that_do_not_parse_are_none(mq: StandIns):
                    "   QUEUE(ONLY.DEFINED)                     TYPE(QLOCAL)\n"
                    "   MAXDEPTH(99999999999999999999999)\n")
     assert mq.backend().snapshot() == QmgrSnapshot("QM1", "RUNNING", queues=[
-        QueueStatus("ODD"), QueueStatus("ONLY.DEFINED")], channels=[])
+        QueueStatus("ODD"), QueueStatus("ONLY.DEFINED")], channels=[], source_errors=QM1_SNAPSHOT.source_errors)
 
 
 @pytest.mark.parametrize("status, expected", [

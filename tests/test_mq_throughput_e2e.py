@@ -76,7 +76,7 @@ class ThroughputStack:
         scenario = {"qmgr": "QM1", "monint": 1.0, "gets": gets, "puts": gets,
                     "queues": [{"name": "RULESIN", "depth": 150, "max_depth": 5000, "share": 1.0}]}
         (tmp_path / "scenario.json").write_text(json.dumps(scenario))
-        config = {"paths": {"procfs": str(procfs)}, "collectors": {
+        config = {"paths": {"procfs": str(procfs), "rootfs": str(FIXTURES / "host1" / "root")}, "collectors": {
             "host": {"interval": 1, "timeout": 1}, "process": {"interval": 1, "timeout": 1},
             "ibmmq": {"enabled": True, "interval": 1, "timeout": 1, "queue_managers": [
                 {"name": "QM1", "backend": "pcf", "channel": "MONITOR.SVRCONN", "conn_name": "127.0.0.1(1414)",

@@ -13,7 +13,7 @@ from sqlglot import exp  # noqa: E402
 
 from exporter.systems.oracle.collector import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
 from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSettings, view_sql  # noqa: E402
-from exporter.systems.oracle.querymetrics import INSTANCE_SQL, load_queries  # noqa: E402
+from exporter.systems.oracle.querymetrics import CON_ID_SQL, INSTANCE_SQL, VERSION_SQL, load_queries  # noqa: E402
 
 SYSTEMS = Path(__file__).resolve().parent.parent / "exporter" / "systems"
 
@@ -70,8 +70,55 @@ OPC_TABLES = {
     "opc_op.opc_node_names": {"node_id", "node_name"},
     "opc_op.hpom_service_relations": {"parent_service", "child_service"},  # placeholder names (HPOM-SLOD)
 }
+# Issue 29 (health, recovery, availability): the views and columns of docs/notes/oracle-health-design.md section 4
+# (the Reference pages cited per view in tests/fakes/oracledb/schema.yaml; the unverified ones marked there).  A
+# GV$ view is its V$ view plus INST_ID; CDB_* (12.1) is its DBA_* view plus CON_ID.
+_TABLESPACES = {"tablespace_name", "block_size", "initial_extent", "next_extent", "status", "contents", "logging",
+                "extent_management", "allocation_type", "bigfile"}
+_USAGE = {"tablespace_name", "used_space", "tablespace_size", "used_percent"}
+_FILES = {"file_name", "file_id", "tablespace_name", "bytes", "blocks", "status", "relative_fno", "autoextensible",
+          "maxbytes", "maxblocks", "increment_by", "user_bytes", "user_blocks"}
+_TEMP_FREE = {"tablespace_name", "tablespace_size", "allocated_space", "free_space"}
+_INSTANCE = V_VIEWS["v$instance"]
+HEALTH_VIEWS = {
+    "gv$session": V_VIEWS["v$session"] | {"inst_id"},
+    "dba_tablespaces": _TABLESPACES,
+    "dba_tablespace_usage_metrics": _USAGE,
+    "dba_data_files": _FILES,
+    "dba_temp_files": _FILES,
+    "dba_temp_free_space": _TEMP_FREE,
+    "v$temp_space_header": {"tablespace_name", "file_id", "bytes_used", "blocks_used", "bytes_free", "blocks_free",
+                            "relative_fno"},
+    "cdb_tablespaces": _TABLESPACES | {"con_id"},
+    "cdb_tablespace_usage_metrics": _USAGE | {"con_id"},
+    "cdb_data_files": _FILES | {"con_id"},
+    "cdb_temp_files": _FILES | {"con_id"},
+    "cdb_temp_free_space": _TEMP_FREE | {"con_id"},
+    "v$containers": {"con_id", "dbid", "con_uid", "guid", "name", "open_mode", "restricted", "open_time",
+                     "create_scn", "total_size"},
+    "gv$system_wait_class": {"inst_id", "wait_class_id", "wait_class#", "wait_class", "total_waits",
+                             "time_waited"},
+    "gv$sysstat": {"inst_id", "statistic#", "name", "class", "value", "stat_id"},
+    "gv$instance": _INSTANCE | {"inst_id"},
+    "v$database": {"dbid", "name", "created", "log_mode", "open_mode", "protection_mode", "database_role",
+                   "switchover_status", "db_unique_name", "platform_name", "force_logging", "flashback_on"},
+    "v$recovery_file_dest": {"name", "space_limit", "space_used", "space_reclaimable", "number_of_files"},
+    "v$recovery_area_usage": {"file_type", "percent_space_used", "percent_space_reclaimable", "number_of_files"},
+    "v$flash_recovery_area_usage": {"file_type", "percent_space_used", "percent_space_reclaimable",
+                                    "number_of_files"},
+    "gv$archive_dest": {"inst_id", "dest_id", "dest_name", "status", "binding", "name_space", "target",
+                        "archiver", "schedule", "destination", "log_sequence", "fail_date", "fail_sequence",
+                        "error"},
+    "v$rman_backup_job_details": {"session_key", "session_recid", "session_stamp", "command_id", "start_time",
+                                  "end_time", "input_bytes", "output_bytes", "status", "input_type",
+                                  "output_device_type", "elapsed_seconds"},
+    "v$dataguard_stats": {"name", "value", "unit", "time_computed", "datum_time"},
+    "v$asm_diskgroup_stat": {"group_number", "name", "sector_size", "block_size", "allocation_unit_size", "state",
+                             "type", "total_mb", "free_mb", "required_mirror_free_mb", "usable_file_mb",
+                             "offline_disks"},
+}
 PSEUDO_COLUMNS = {"level", "rownum"}  # Oracle pseudocolumns (hierarchical queries, row numbers)
-KNOWN = {**V_VIEWS, **DIAG_VIEWS, **OPC_TABLES}
+KNOWN = {**V_VIEWS, **DIAG_VIEWS, **OPC_TABLES, **HEALTH_VIEWS}
 
 
 def _table_name(table: exp.Table) -> str:
@@ -127,11 +174,17 @@ def _shipped() -> list[tuple[str, str]]:
     statements = [("oracle/collector.py:FILE_DIRECTORIES_SQL", FILE_DIRECTORIES_SQL),
                   ("oracle/collector.py:HOST_NAME_SQL", HOST_NAME_SQL),
                   ("oracle/querymetrics.py:INSTANCE_SQL", INSTANCE_SQL),
+                  ("oracle/querymetrics.py:VERSION_SQL", VERSION_SQL),
+                  ("oracle/querymetrics.py:CON_ID_SQL", CON_ID_SQL),
                   ("oracle/heapwarnings.py:START_SQL", START_SQL),
                   ("oracle/heapwarnings.py:view_sql", view_sql(HeapWarningSettings())),
                   ("oracle/heapwarnings.py:view_sql(11g)", view_sql(HeapWarningSettings(con_id_column=False)))]
     for path in sorted(SYSTEMS.glob("*/queries.yaml")):
-        statements += [(f"{path.parent.name}/{path.name}:{q.name}", q.sql) for q in load_queries(path)]
+        queries = load_queries(path)
+        # alternatives of one query (min_version / max_version / cdb) are told apart by their number
+        statements += [(f"{path.parent.name}/{path.name}:{q.name}"
+                        + (f"#{i}" if sum(o.name == q.name for o in queries) > 1 else ""), q.sql)
+                       for i, q in enumerate(queries)]
     return statements
 
 

@@ -18,7 +18,7 @@ from exporter.core.collector import Context
 from exporter.core.metrics import MetricBatch
 from exporter.systems.process.collector import ProcessCollector
 
-from .conftest import SLEEP, wait_for_comm, wait_for_file
+from .conftest import SLEEP, plain_samples, wait_for_comm, wait_for_file
 
 G = "middleware_process_group_"
 
@@ -40,17 +40,6 @@ for _ in range(threads):
 open(ready, "w").close()
 time.sleep(120)
 """
-
-
-def _samples(collector: ProcessCollector) -> dict[tuple, float]:
-    batch = MetricBatch(collector.specs())
-    collector.collect(batch)
-    result = {}
-    for family in batch.families():
-        for sample in family.samples:
-            labels = {k: v for k, v in sample.labels.items() if v}
-            result[(sample.name, tuple(sorted(labels.items())))] = sample.value
-    return result
 
 
 def _collector(**settings) -> ProcessCollector:
@@ -83,7 +72,7 @@ def test_group_figures_agree_with_proc_for_processes_the_test_starts(spawn, tmp_
     collector = _collector(thread_states=True)
     key = (("group", "site"), ("process", "opcmsgm"))
     before = [_proc(p.pid) for p in procs]
-    samples = _samples(collector)
+    samples = plain_samples(collector)
     after = [_proc(p.pid) for p in procs]
 
     def bracket(name: str, field: str, **labels: str) -> None:
@@ -116,11 +105,11 @@ def test_written_bytes_stay_monotonic_when_a_writer_exits(spawn, tmp_path):
     key = (G + "written_bytes_total", (("group", "site"), ("process", "opcmsgm")))
     keeper = _start_worker(spawn, tmp_path, m=4096, tag="keep")
     writer = _start_worker(spawn, tmp_path, m=2 * 1024 * 1024, tag="gone")
-    first = _samples(collector)[key]
+    first = plain_samples(collector)[key]
     assert first >= 2 * 1024 * 1024
     writer.kill()
     writer.wait()
-    assert _samples(collector)[key] >= first  # the exited writer's bytes stay counted
+    assert plain_samples(collector)[key] >= first  # the exited writer's bytes stay counted
     assert keeper.poll() is None
 
 
@@ -137,7 +126,7 @@ def test_extra_files_are_read_only_for_matched_processes(spawn, tmp_path, monkey
             reads.append((_method, self.pid))
             return _original(self)
         monkeypatch.setattr(procfs.ProcessEntry, method, counting)
-    samples = _samples(_collector())
+    samples = plain_samples(_collector())
     assert samples[(G + "processes", (("group", "site"), ("process", "opcmsgm")))] == 2
     assert sorted(reads) == sorted((m, p.pid) for m in ("io", "open_fds", "fd_limit", "status") for p in procs)
 
@@ -181,7 +170,7 @@ def test_group_by_user_splits_a_group_by_owner(started, public_dir):
     program = _sleep_copy(public_dir, "opcmsgm")
     for proc in (started([program, "120"]), started([program, "120"], user=65534, group=65534)):
         wait_for_comm(proc, "opcmsgm")
-    samples = _samples(_collector(group_by_user=True))
+    samples = plain_samples(_collector(group_by_user=True))
     users = {dict(k[1]).get("user"): v for k, v in samples.items() if k[0] == G + "processes"}
     assert users == {pwd.getpwuid(0).pw_name: 1, pwd.getpwuid(65534).pw_name: 1}
 

@@ -9,21 +9,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
-from exporter.core.metrics import MetricBatch
 from exporter.systems.process.collector import ProcessCollector
 
-from .conftest import SLEEP, burn_cpu_code, proc_cpu_ticks, wait_for_comm, wait_for_file
-
-
-def _samples(collector: ProcessCollector) -> dict[tuple, float]:
-    batch = MetricBatch(collector.specs())
-    collector.collect(batch)
-    result = {}
-    for family in batch.families():
-        for sample in family.samples:
-            labels = {k: v for k, v in sample.labels.items() if v}
-            result[(sample.name, tuple(sorted(labels.items())))] = sample.value
-    return result
+from .conftest import SLEEP, burn_cpu_code, plain_samples, proc_cpu_ticks, wait_for_comm, wait_for_file
 
 
 def _collector(**settings) -> ProcessCollector:
@@ -33,18 +21,18 @@ def _collector(**settings) -> ProcessCollector:
 def test_three_opcuiwww_show_as_three_java_gui_sessions(spawn):
     collector = _collector()
     key = ("middleware_process_group_processes", (("group", "hpom_java_gui"), ("process", "opcuiwww")))
-    assert _samples(collector)[key] == 0
+    assert plain_samples(collector)[key] == 0
     procs = [spawn("opcuiwww") for _ in range(3)]
     for proc in procs:
         wait_for_comm(proc, "opcuiwww")
-    samples = _samples(collector)
+    samples = plain_samples(collector)
     assert samples[key] == 3
     rss = samples[("middleware_process_group_resident_memory_bytes", key[1])]
     assert rss > 3 * 100_000  # three real processes' resident memory, not zero
     assert samples[("middleware_process_group_threads", key[1])] == 3
     procs[0].kill()
     procs[0].wait()
-    assert _samples(collector)[key] == 2
+    assert plain_samples(collector)[key] == 2
 
 
 def test_children_are_not_counted_into_the_parent_group(spawn, tmp_path):
@@ -55,7 +43,7 @@ def test_children_are_not_counted_into_the_parent_group(spawn, tmp_path):
         "time.sleep(120)\n"))
     wait_for_comm(parent, "opcuiwww")
     time.sleep(0.3)
-    samples = _samples(_collector())
+    samples = plain_samples(_collector())
     assert samples[("middleware_process_group_processes", (("group", "hpom_java_gui"), ("process", "opcuiwww")))] == 1
 
 
@@ -63,7 +51,7 @@ def test_queue_manager_label_from_command_line(spawn):
     for arg in ("-m QM1", "-mQM.PAY"):
         proc = spawn("amqzxma0", *arg.split(), python_code="import time; time.sleep(120)")
         wait_for_comm(proc, "amqzxma0")
-    samples = _samples(_collector())
+    samples = plain_samples(_collector())
     for qmgr in ("QM1", "QM.PAY"):
         key = ("middleware_process_group_processes",
                (("group", "ibmmq"), ("process", "amqzxma0"), ("qmgr", qmgr)))
@@ -85,7 +73,7 @@ def test_cpu_counter_stays_monotonic_when_a_busy_process_exits(spawn, tmp_path):
            for mode in ("user", "system")}
     # The collector's reading is the kernel's: bracketed by /proc/<pid>/stat read just before and just after.
     low = proc_cpu_ticks(busy.pid, idle.pid)
-    samples = _samples(collector)
+    samples = plain_samples(collector)
     high = proc_cpu_ticks(busy.pid, idle.pid)
     before = {mode: samples[key[mode]] for mode in key}
     hz = os.sysconf("SC_CLK_TCK")
@@ -95,7 +83,7 @@ def test_cpu_counter_stays_monotonic_when_a_busy_process_exits(spawn, tmp_path):
     assert before["user"] + before["system"] >= 0.9, f"the busy process's CPU time is missing: {before}"
     busy.kill()
     busy.wait()
-    samples = _samples(collector)
+    samples = plain_samples(collector)
     for mode in key:
         after = samples[key[mode]]
         assert after >= before[mode], f"{mode} counter dropped from {before[mode]} to {after} when a process exited"
@@ -108,7 +96,7 @@ def test_comm_regex_and_cmdline_filter(spawn):
     other = spawn("worker", "--other", python_code="import time; time.sleep(120)")
     wait_for_comm(rules, "worker")  # both, not the last one only: under load the first may exec later
     wait_for_comm(other, "worker")
-    samples = _samples(collector)
+    samples = plain_samples(collector)
     assert samples[("middleware_process_group_processes",
                     (("group", "broker"), ("process", "worker"), ("queue", "RULESIN")))] == 1
     assert sum(v for (name, labels), v in samples.items()

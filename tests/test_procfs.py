@@ -374,3 +374,34 @@ def test_psutil_walk_turns_undecodable_names_into_replacement_characters(tmp_pat
     finally:
         child.kill()
         child.wait()
+
+
+# ---- the mount table (one reader for the filesystem collector and Oracle's NFS checks) -----------------------------
+
+
+def test_one_mount_table_reader_for_every_system():
+    from exporter.systems.filesystem import parse as fs_parse
+    from exporter.systems.oracle import parse as oracle_parse
+
+    assert fs_parse.parse_mounts is oracle_parse.parse_mounts is procfs.parse_mounts
+    assert fs_parse.Mount is oracle_parse.Mount is procfs.Mount
+    # INVENTED lines: escapes of space, tab, backslash and newline; a short line skipped
+    text = "/dev/sdb1 /u03/arch\\040log\\011x xfs rw 0 0\nsrv:/a\\134b /m\\012n nfs ro 0 0\nshort line\n"
+    assert procfs.parse_mounts(text) == [procfs.Mount("/dev/sdb1", "/u03/arch log\tx", "xfs", "rw"),
+                                         procfs.Mount("srv:/a\\b", "/m\nn", "nfs", "ro")]
+
+
+def test_mount_table_prefers_pid_1_then_the_own_table_then_self(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        procfs.read_mount_table(str(tmp_path))  # none: PID 1's error
+    (tmp_path / "self").mkdir()
+    (tmp_path / "self" / "mounts").write_text("a /self ext4 rw 0 0\n")
+    assert procfs.read_mount_table(str(tmp_path)).path == str(tmp_path / "self" / "mounts")
+    (tmp_path / "mounts").write_text("a /own ext4 rw 0 0\n")  # a recorded tree may hold <procfs>/mounts only
+    table = procfs.read_mount_table(str(tmp_path))
+    assert table.path == str(tmp_path / "mounts") and not table.host and table.mounts[0].mountpoint == "/own"
+    assert table.problem.startswith(f"cannot read the host's mount table {tmp_path}/1/mounts: ")
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "mounts").write_text("a /host ext4 rw 0 0\n")
+    assert procfs.read_mount_table(str(tmp_path)) == ([procfs.Mount("a", "/host", "ext4", "rw")], True,
+                                                      str(tmp_path / "1" / "mounts"), None)

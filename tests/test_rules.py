@@ -21,7 +21,8 @@ DOCUMENT_TITLES = [title for title in re.findall(r"^## (.+?)\s*$", (REPO / "docs
                    if title not in ("How the project cites them", "Reading notes")]
 THRESHOLDS_DOC = REPO.parent / "shared" / "guide-thresholds.md"
 SYSTEMS = {"hpom": "Hpom", "oracle": "Oracle", "ibmmq": "Mq", "host": "Host", "vhi": "Vhi", "domino": "Domino",
-           "exporter": "Exporter", "process": "Process", "certificates": "Certificate"}
+           "exporter": "Exporter", "process": "Process", "certificates": "Certificate",
+           "filesystem": "(?:Filesystem|Nfs)"}
 RUNBOOK_BASE = "https://github.com/middleware-exporter/middleware-exporter/blob/main/docs/runbooks/"
 # Rows whose last column asks for an alert or advice but that no rule can serve yet, and why.
 NOT_COVERED = {

@@ -104,7 +104,7 @@ def test_status_page_with_one_target_down_in_a_browser(start_exporter, browser, 
     config = {"paths": {"procfs": str(FIXTURES / "oracle" / "proc")}, "collectors": {
         "host": {"backend": "text", "interval": "60s", "timeout": "20s",
                  "text": {"command_prefix": [ssh, "aix1"], "target": "aix1", "command_timeout": "10s"}},
-        "process": {"enabled": False},
+        "process": {"enabled": False}, "filesystem": {"enabled": False}, "mountstats": {"enabled": False},
         "oracle": {"enabled": True, "interval": "60s", "timeout": "20s", "databases": databases}}}
     env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(fixture), "ORA_MONITOR_PW": "Tiger-Tiger-42"}
     exporter = start_exporter(config=yaml.safe_dump(config), env=env)

@@ -16,7 +16,7 @@ import argparse
 import sys
 import typing
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence
 
 import yaml
 from pydantic import BaseModel
@@ -25,7 +25,7 @@ from exporter.core.collector import Collector, Context
 from exporter.core.config import LogSettings, PathSettings, WebSettings
 from exporter.core.metrics import MetricSpec
 from exporter.core.selfmetrics import SPECS as SELF_SPECS
-from exporter.registry import COLLECTORS
+from exporter.registry import COLLECTORS, Config
 from exporter.systems.host import psutil_backend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,6 +105,7 @@ def config_reference() -> str:
     lines += _rows("web.", WebSettings)
     lines += _rows("paths.", PathSettings)
     lines += _rows("log.", LogSettings)
+    lines += [row for row in _rows("", Config) if row.startswith("| `labels`")]
     for cls in COLLECTORS:
         lines += _rows(f"collectors.{cls.name}.", cls.Settings)
     return "\n".join(lines)
@@ -126,30 +127,27 @@ def thresholds_reference() -> str:
     return "\n".join(lines)
 
 
-def host_platforms_reference() -> str:
-    """The host collector's psutil back-end: per series, the platforms where psutil gives it (psutil_backend.ROWS)."""
-    platforms = psutil_backend.PLATFORMS
+def _platforms_table(platforms: Sequence[str], rows: Iterable[tuple[str, Any]]) -> str:
+    """A psutil platform table: per (series, row), psutil's source, the platforms where it is given, and why not."""
     head = " | ".join(psutil_backend.PLATFORM_TITLES[p] for p in platforms)
     lines = [f"| series | psutil | {head} | where absent, why |", "|---|---|" + "---|" * len(platforms) + "---|"]
-    for row in psutil_backend.ROWS:
+    for series, row in rows:
         marks = " | ".join("yes" if p in row.platforms else "-" for p in platforms)
         source = f"`{row.source}`" if row.source != "-" else "-"
-        lines.append(f"| `{_cell(row.key)}` | {source} | {marks} | {_cell(row.note)} |")
+        lines.append(f"| `{_cell(series)}` | {source} | {marks} | {_cell(row.note)} |")
     return "\n".join(lines)
+
+
+def host_platforms_reference() -> str:
+    """The host collector's psutil back-end: per series, the platforms where psutil gives it (psutil_backend.ROWS)."""
+    return _platforms_table(psutil_backend.PLATFORMS, ((row.key, row) for row in psutil_backend.ROWS))
 
 
 def process_platforms_reference() -> str:
     """The process groups' extra figures through psutil: per reading, the platforms (psutil_procs.EXTRA_ROWS)."""
     from exporter.core import psutil_procs
 
-    platforms = psutil_procs.EXTRA_PLATFORMS
-    head = " | ".join(psutil_backend.PLATFORM_TITLES[p] for p in platforms)
-    lines = [f"| series | psutil | {head} | where absent, why |", "|---|---|" + "---|" * len(platforms) + "---|"]
-    for row in psutil_procs.EXTRA_ROWS:
-        marks = " | ".join("yes" if p in row.platforms else "-" for p in platforms)
-        source = f"`{row.source}`" if row.source != "-" else "-"
-        lines.append(f"| `{_cell(row.series)}` | {source} | {marks} | {_cell(row.note)} |")
-    return "\n".join(lines)
+    return _platforms_table(psutil_procs.EXTRA_PLATFORMS, ((row.series, row) for row in psutil_procs.EXTRA_ROWS))
 
 
 def tolerances_reference() -> str:

@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 MIXIN = ROOT / "mixin"
 ALERTS = ROOT / "alerts"
 DASHBOARDS = ROOT / "dashboards"
-SYSTEMS = ("certificates", "domino", "exporter", "host", "hpom", "ibmmq", "oracle", "process", "vhi")
+SYSTEMS = ("certificates", "domino", "exporter", "filesystem", "host", "hpom", "ibmmq", "oracle", "process", "vhi")
 VARIANT_DIR = "variants/node_exporter"
 # The files whose rules change with hostMetricsSource: 'node_exporter' (the host recording rules, and the rules
 # that read the recorded host series); the variant replaces them, every other file is the same in both.
-VARIANT_FILES = ("forecasts.yml", "host.yml", "ibmmq.yml", "recording.yml")
+VARIANT_FILES = ("filesystem.yml", "forecasts.yml", "host.yml", "ibmmq.yml", "recording.yml")
 # alerts/<name>: every rule file this tool writes (paths relative to alerts/).
 GENERATED = (tuple(f"{s}.yml" for s in SYSTEMS) + ("recording.yml", "forecasts.yml")
              + tuple(f"{VARIANT_DIR}/{name}" for name in VARIANT_FILES))

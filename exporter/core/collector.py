@@ -9,9 +9,9 @@ owned by the scheduler, never on the HTTP request path; it may raise, and only t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Iterable, Mapping
 
-from .metrics import MetricBatch, MetricSpec
+from .metrics import ConfiguredLabels, MetricBatch, MetricSpec, label_collisions
 from .procfs import ProcessTable
 from .settings import CollectorSettings
 
@@ -23,6 +23,7 @@ class Context:
 
     procfs: str = "/proc"
     sysfs: str = "/sys"
+    rootfs: str = "/"  # the host's / (paths.rootfs): the filesystem collector's statvfs boundary
     processes: ProcessTable = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -33,6 +34,10 @@ class Collector:
     name: ClassVar[str]
     description: ClassVar[str]
     Settings: ClassVar[type[CollectorSettings]] = CollectorSettings
+    # The label whose value is the name of the target a series belongs to (``database``, ``qmgr``): a target's
+    # configured labels go on those series.  None: the collector has one target or none, and its configured labels
+    # go on all its series (core.metrics.static_labels_for).
+    target_label: ClassVar[str | None] = None
 
     def __init__(self, settings: CollectorSettings, context: Context) -> None:
         self.settings = settings
@@ -58,5 +63,30 @@ class Collector:
         """Labels added to every series of this collector (``target`` of a collector watching another host)."""
         return {}
 
+    def static_labels(self) -> list[ConfiguredLabels]:
+        """The ``labels:`` the configuration gives this collector's targets (docs/configuration.md)."""
+        return []
+
     def close(self) -> None:
         """Release connections or other resources (called at shutdown)."""
+
+
+def static_label_problems(exporter_labels: Mapping[str, str], collectors: Iterable[Collector]) -> list[str]:
+    """``key: reason`` for each configured label that a series already has: the exporter-wide ``labels`` against
+    the exporter's own series and every enabled collector's, a target's against its collector's (declared metrics,
+    custom queries included: known only once the collectors are built)."""
+    from . import buildinfo, selfmetrics
+
+    own = [*selfmetrics.SPECS, MetricSpec("middleware_exporter_build_info", "info", "-",
+                                          tuple(sorted(buildinfo.labels())))]
+    found: dict[str, str] = {}
+    for key, reason in label_collisions("labels", exporter_labels, own):
+        found.setdefault(key, reason)
+    for collector in collectors:
+        specs = collector.specs()
+        for key, reason in label_collisions("labels", exporter_labels, specs):
+            found.setdefault(key, f"{reason} (collector {collector.name})")
+        for entry in collector.static_labels():
+            for key, reason in label_collisions(entry.key, entry.labels, specs):
+                found.setdefault(key, reason)
+    return [f"{key}: {reason}" for key, reason in found.items()]

@@ -14,11 +14,12 @@ import ipaddress
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, Mapping, TypeVar
+from typing import Annotated, Any, Iterator, Mapping, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, Field, StrictStr, ValidationError, field_validator
 
+from .metrics import check_label_name, check_label_value
 from .secrets import MASK, MIN_SCRUB_LENGTH, remember, scrub
 from .settings import StrictModel
 
@@ -40,6 +41,18 @@ class ConfigError(Exception):
     """Invalid configuration; the message names the offending keys."""
 
 
+# Static labels (``labels:`` of the exporter and of each target): names by Prometheus' rules and not reserved,
+# values strings (a YAML number such as 1.10 would silently become 1.1; quote it). core.metrics.StaticLabels adds
+# them; the names a collector's series already have are refused when the collectors are built.
+StaticLabelMap = dict[Annotated[str, AfterValidator(check_label_name)],
+                      Annotated[StrictStr, AfterValidator(check_label_value)]]
+
+
+def labels_field(description: str) -> Any:
+    """A ``labels:`` map with its description (an empty value leaves the label out)."""
+    return Field(default_factory=dict, description=description)
+
+
 class WebSettings(StrictModel):
     listen_address: str = Field(
         DEFAULT_LISTEN_ADDRESS,
@@ -56,6 +69,8 @@ class WebSettings(StrictModel):
 class PathSettings(StrictModel):
     procfs: str = Field("/proc", description="Mount point of the host's /proc (e.g. /host/proc in a container).")
     sysfs: str = Field("/sys", description="Mount point of the host's /sys.")
+    rootfs: str = Field("/", description="Mount point of the host's root file system (e.g. /host/root in a "
+                                         "container): the filesystem collector measures mount points under it.")
 
 
 class LogSettings(StrictModel):
@@ -342,13 +357,16 @@ def _format_errors(exc: ValidationError | None, sources: dict[tuple[str, ...], s
         lines.append(f"  {'.'.join(loc)}: {msg} [from {_origin_of(loc, sources, origin)}]")
     for err in exc.errors(include_url=False) if exc is not None else []:
         loc = tuple(str(p) for p in err["loc"])
-        key = ".".join(loc) or "(top level)"
         msg = err["msg"]
+        if loc[-1:] == ("[key]",):  # a mapping's key is wrong (a label name): name it as the key
+            loc = (*loc[:-2], loc[-2] or '""')
+            msg = msg.removeprefix("Value error, ")
+        key = ".".join(loc) or "(top level)"
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         elif err["type"] == "missing":
             msg = "required key is missing"
-        if err["type"] == "string_type" and loc and _is_secret_key(loc[-1]) \
+        if err["type"] == "string_type" and loc and (_is_secret_key(loc[-1]) or loc[-2:-1] == ("labels",)) \
                 and isinstance(err.get("input"), (int, float)):
             msg += " (put it in quotes)"
         lines.append(f"  {key}: {msg} [from {_origin_of(loc, sources, origin)}]")
@@ -396,8 +414,9 @@ def load_config(
         data = loaded
     sources: dict[tuple[str, ...], str] = {}
     for env_path, (name, raw_value) in _env_settings(environ).items():
-        if _is_secret_key(env_path[-1]):
-            value: Any = raw_value  # a password is a string as given: 123456 or yes must not become a number or true
+        if _is_secret_key(env_path[-1]) or env_path[-2:-1] == ("labels",):
+            # a password or a label value is a string as given: 123456 or yes must not become a number or true
+            value: Any = raw_value
         else:
             try:
                 value = _parse_yaml(raw_value) if raw_value.strip() else ""

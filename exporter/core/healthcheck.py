@@ -27,9 +27,6 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
-
 from .webconfig import REALM, TLS_VERSIONS, WebConfig
 
 PROC = Path("/proc")
@@ -145,6 +142,9 @@ def probe_address(host: str, port: int) -> tuple[str, int]:
 
 def _served_certificate(config: WebConfig) -> bytes:
     """The DER of the first certificate the web config names (what the server presents)."""
+    from cryptography import x509  # only a TLS probe needs it (docs/footprint.md)
+    from cryptography.hazmat.primitives.serialization import Encoding
+
     tls = config.tls
     if tls.cert_file:
         path = Path(tls.cert_file)

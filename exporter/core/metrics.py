@@ -7,6 +7,10 @@ label set, a non-numeric value or a duplicate series raises :class:`InvalidSampl
 into a failed collection for that collector only, so one collector producing garbage can never make the whole
 exposition invalid (Prometheus rejects a scrape that contains a duplicate series).  The declarations also
 generate the metrics reference (``docs/metrics.md``).
+
+Labels from the configuration (``labels:`` of the exporter and of each target, docs/configuration.md) are added
+by :class:`StaticLabels` when a batch is handed over (``MetricBatch.families``): once per collection, never per
+scrape, and not at all when none are configured.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping, NamedTuple
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -22,6 +26,7 @@ from prometheus_client.core import (
     InfoMetricFamily,
     Metric,
 )
+from prometheus_client.samples import Sample
 
 from .targets import TargetReports
 
@@ -105,12 +110,134 @@ class _Family:
     seen: set[tuple[str, ...]] = field(default_factory=set)
 
 
+class ConfiguredLabels(NamedTuple):
+    """Labels the configuration gives one target of a collector: the target's name (as in ``Collector.targets()``;
+    ``""`` for a collector without targets), the key they are configured under (for error messages) and the
+    labels."""
+
+    target: str
+    key: str
+    labels: Mapping[str, str]
+
+
+class StaticLabels:
+    """Labels from the configuration added to every series of a batch: ``common`` to each, and the labels of a
+    target to the series whose ``by`` labels hold that target's name (``targets`` maps those values to its
+    labels).  A target's labels override common ones of the same name; an empty value leaves the label out (in
+    Prometheus an empty label is no label), so a target can drop an exporter-wide label.  A label a series
+    already has is never replaced (configuration checks refuse such names; this keeps a series valid even with
+    an info metric's dynamic label)."""
+
+    __slots__ = ("common", "by", "targets")
+
+    def __init__(self, common: Mapping[str, str] | None = None, by: tuple[str, ...] = (),
+                 targets: Mapping[tuple[str, ...], Mapping[str, str]] | None = None) -> None:
+        common = dict(common or {})
+        self.by = by
+        # merged once here, so that each series costs one lookup; empty values dropped after the merge
+        self.targets = {key: {k: v for k, v in {**common, **labels}.items() if v}
+                        for key, labels in (targets or {}).items()}
+        self.common = {k: v for k, v in common.items() if v}
+
+    def __bool__(self) -> bool:
+        return bool(self.common) or any(self.targets.values())
+
+    def labels_for(self, sample_labels: Mapping[str, str]) -> Mapping[str, str]:
+        if self.by:
+            found = self.targets.get(tuple(sample_labels.get(name) for name in self.by))  # type: ignore[misc]
+            if found is not None:
+                return found
+        return self.common
+
+    def apply(self, families: Iterable[Metric]) -> list[Metric]:
+        """The families with the labels added to their samples (the same objects, their samples replaced).
+
+        Hand-written over prometheus_client's samples (it has no way to add labels to a family's series); a
+        sample is a named tuple, rebuilt with ``tuple.__new__`` (a third of ``_replace``'s cost, which counts at
+        tens of thousands of series).  The rendering sorts the labels, so their order here does not matter."""
+        families = list(families)
+        if not self:
+            return families
+        make, common, targets = tuple.__new__, self.common, self.targets
+        for family in families:
+            if not self.by:
+                family.samples = [make(Sample, (s[0], {**common, **s[1]}, *s[2:])) for s in family.samples]
+            elif len(self.by) == 1:
+                by = self.by[0]
+                family.samples = [make(Sample, (s[0], {**targets.get((s[1].get(by),), common), **s[1]}, *s[2:]))
+                                  for s in family.samples]
+            else:
+                family.samples = [make(Sample, (s[0], {**self.labels_for(s[1]), **s[1]}, *s[2:]))
+                                  for s in family.samples]
+        return families
+
+
+def static_labels_for(collector_name: str, exporter_labels: Mapping[str, str], target_label: str | None,
+                      configured: Iterable[ConfiguredLabels]) -> tuple[StaticLabels, dict[str, Mapping[str, str]]]:
+    """What goes on a collector's series, and each of its targets' own labels (for the exporter's
+    ``middleware_target_*`` series).  With ``target_label`` (``database``, ``qmgr``) a target's labels go on the
+    series whose label holds its name; without, the collector has one subject (an HPOM server, a Domino console,
+    the host of the text back-end, a VHI session server) and its labels go on every series of the collector."""
+    by_target = {entry.target: entry.labels for entry in configured if entry.labels}
+    if target_label is None:
+        common = dict(exporter_labels)
+        for labels in by_target.values():
+            common.update(labels)
+        return StaticLabels(common), by_target
+    return StaticLabels(exporter_labels, (target_label,), {(name,): labels for name, labels in by_target.items()}), \
+        by_target
+
+
+# Labels no configured label may have: the exporter's own series carry the first three on every collector, and
+# Prometheus sets job and instance when it scrapes (an exposed one would be renamed exported_job).
+RESERVED_LABELS = {"collector": "a label of the exporter's own series (middleware_scrape_collector_*, "
+                                "middleware_target_*)",
+                   "target": "a label of the exporter's own series (middleware_target_*) and of remote targets",
+                   "source": "a label of middleware_target_source_success",
+                   "job": "Prometheus sets it when scraping (an exposed one becomes exported_job)",
+                   "instance": "Prometheus sets it when scraping (an exposed one becomes exported_instance)"}
+
+
+def check_label_name(name: str) -> str:
+    """Prometheus' rule for a label name, and the names reserved above; the message gives the reason."""
+    if not name:
+        raise ValueError("a label name must not be empty")
+    if not LABEL_NAME_RE.match(name):
+        raise ValueError("not a valid label name: use letters, digits and _, not starting with a digit "
+                         "([a-zA-Z_][a-zA-Z0-9_]*)")
+    if name.startswith("__"):
+        raise ValueError("label names starting with __ are reserved for Prometheus' internal use")
+    if name in RESERVED_LABELS:
+        raise ValueError(f"reserved: {RESERVED_LABELS[name]}")
+    return name
+
+
+def check_label_value(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("not valid UTF-8 text") from None
+    return value
+
+
+def label_collisions(key: str, labels: Iterable[str], specs: Iterable[MetricSpec]) -> list[tuple[str, str]]:
+    """(key.name, reason) for each configured label a series of ``specs`` already has."""
+    owners: dict[str, str] = {}
+    for spec in specs:
+        for label in spec.labels:
+            owners.setdefault(label, spec.name)
+    return [(f"{key}.{name}", f"collides with the label {name} of {owners[name]}: choose another name")
+            for name in labels if name in owners]
+
+
 class MetricBatch:
     """Samples from one collection of one collector, checked against its declarations."""
 
     def __init__(self, specs: Iterable[MetricSpec], max_series: int = 0,
-                 const_labels: dict[str, str] | None = None) -> None:
+                 const_labels: dict[str, str] | None = None, static_labels: StaticLabels | None = None) -> None:
         self._specs = {spec.name: spec for spec in specs}
+        self._static = static_labels
+        self._handed_over: list[Metric] | None = None
         # Labels added to every series of the batch (a collector's `target`), unless a metric declares its own.
         self._const = {k: v for k, v in (const_labels or {}).items() if v}
         for name in self._const:
@@ -173,9 +300,19 @@ class MetricBatch:
         """Whether a target was reachable in this run, and why not (core/targets.py)."""
         self.reports.report_target(target, up, error)
 
-    def report_source(self, target: str, source: str, ok: bool, error: str | None = None) -> None:
-        """Whether one source of a target was read in this run, and why not."""
-        self.reports.report_source(target, source, ok, error)
+    def report_source(self, target: str, source: str, ok: bool, error: str | None = None,
+                      note: str | None = None) -> None:
+        """Whether one source of a target was read in this run, and why not; ``note``: why a source that is fine
+        read nothing on purpose (an Oracle query the server's version lacks)."""
+        self.reports.report_source(target, source, ok, error, note)
+
+    def declare(self, spec: MetricSpec) -> None:
+        """Declare a metric during the collection, for a name that comes from the data (a custom-metrics TOML
+        ``fieldtoappend`` column, systems/oracle/tomlmetrics.py); a name already declared must be declared alike."""
+        known = self._specs.get(spec.name)
+        if known is not None and known != spec:
+            raise InvalidSample(f"metric {spec.name!r} declared twice, differently")
+        self._specs[spec.name] = spec
 
     def declare_empty(self, name: str) -> None:
         """Emit the family's HELP/TYPE even when it has no samples this time."""
@@ -187,6 +324,7 @@ class MetricBatch:
             raise InvalidSample(f"{name}: use add_info() for info metrics")
         key = self._label_values(fam.spec, labels)
         number = _as_float(fam.spec, value)
+        self._handed_over = None
         self._count_series(fam, key)
         fam.metric.add_metric(list(key) + self._const_values(fam.spec), number)
 
@@ -195,6 +333,7 @@ class MetricBatch:
         if fam.spec.type != "info":
             raise InvalidSample(f"{name}: add_info() is only for info metrics")
         key = self._label_values(fam.spec, labels)
+        self._handed_over = None
         clean = {}
         for k, v in info.items():
             if not LABEL_NAME_RE.match(k) or k in fam.spec.labels:
@@ -211,7 +350,12 @@ class MetricBatch:
         return self._count
 
     def families(self) -> list[Metric]:
-        return [fam.metric for fam in self._families.values()]
+        """The families, with the configured labels (``static_labels``) added once, on the first call."""
+        if self._static is None:
+            return [fam.metric for fam in self._families.values()]
+        if self._handed_over is None:
+            self._handed_over = self._static.apply(fam.metric for fam in self._families.values())
+        return list(self._handed_over)
 
     def __iter__(self) -> Iterator[Metric]:
         return iter(self.families())

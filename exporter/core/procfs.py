@@ -4,17 +4,21 @@ The root is configurable (``paths.procfs``) so that a container can read the hos
 golden tests can point the collectors at a recorded tree.  :class:`ProcessTable` walks the process table once per
 interval for every collector that reads processes (process groups, VHI, HPOM MSI) instead of once each; where
 /proc is not Linux's it walks through psutil (``psutil_procs.py``, :func:`choose_backend`).  The host-wide files
-are parsed in ``exporter/systems/host/parse.py``.
+are parsed in ``exporter/systems/host/parse.py``.  The mount table (:func:`read_mount_table`: PID 1's, else the
+exporter's own) is read here for every system that needs it (the file-system collector, Oracle's NFS checks).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
+
+from .textlines import iter_lines
 
 USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -35,6 +39,63 @@ def parse_int(token: str) -> int:
 def read_text(path: str) -> str:
     with open(path, "rb") as handle:
         return handle.read().decode("utf-8", "replace")
+
+
+# ---- the mount table (the file-system collector and Oracle's NFS checks) ------------------------------------------
+# The kernel writes space, tab, newline and backslash in a mount table as three-digit octal escapes ("\040").
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
+class Mount(NamedTuple):
+    source: str  # the device field
+    mountpoint: str
+    fstype: str
+    options: str
+
+
+def _unescape(field: str) -> str:
+    # Hand-written: no library parses a mount table from a given text (psutil reads only the live one).
+    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
+
+
+def parse_mounts(text: str) -> list[Mount]:
+    """The mounts of a /proc/<pid>/mounts text, in file order, octal escapes decoded; short lines are skipped."""
+    mounts = []
+    for line in iter_lines(text):
+        parts = line.split()
+        if len(parts) >= 4:
+            mounts.append(Mount(_unescape(parts[0]), _unescape(parts[1]), parts[2], parts[3]))
+    return mounts
+
+
+class MountTable(NamedTuple):
+    mounts: list[Mount]
+    host: bool  # PID 1's table (the host's mount namespace); False: the exporter's own
+    path: str  # the file read
+    problem: str | None  # why PID 1's table was not read (None when it was)
+
+
+def read_mount_table(procfs: str) -> MountTable:
+    """The host's mount table: PID 1's (``<procfs>/1/mounts``), else the exporter's own one.
+
+    ``<procfs>/mounts`` is a link to ``self/mounts``, the mount namespace of the process reading it: in a container
+    with the host's /proc mounted (the chart's /host/proc) that is the container's, and under systemd's
+    ProtectSystem a private copy.  PID 1's table is the host's; it is world-readable and needs no capability (only
+    a /proc mounted with hidepid hides it).  The own table (``mounts``, then ``self/mounts``: a recorded tree may
+    hold either) comes with ``problem`` saying why.  Neither readable: the OSError of PID 1's table."""
+    host = os.path.join(procfs, "1", "mounts")
+    try:
+        return MountTable(parse_mounts(read_text(host)), True, host, None)
+    except OSError as exc:
+        error = exc
+    problem = f"cannot read the host's mount table {host}: {error.strerror or error}"
+    for own in (os.path.join(procfs, "mounts"), os.path.join(procfs, "self", "mounts")):
+        try:
+            text = read_text(own)
+        except OSError:
+            continue
+        return MountTable(parse_mounts(text), False, own, problem)
+    raise error
 
 
 BACKENDS = ("auto", "procfs", "psutil", "text")  # text: the host collector's sar/vmstat/iostat back-end

@@ -2,9 +2,13 @@
 
 Design (documented in the README, "How collection works"):
 
-* Every enabled collector runs in the background on its own ``interval``; ``/metrics`` never runs a collector.
-  Scrapes read the latest snapshot, so two Prometheus replicas scraping every 5 s cost the monitored
-  systems nothing more than one, and a slow database cannot stall a scrape.
+* Every enabled collector runs in its own background loop, once at start and then only when its last result has
+  been read (a scrape of ``/metrics``, the status API or page: :meth:`Scheduler.mark_read`), at most once per
+  ``interval`` and timed to be at most one interval old at the next expected read (the gap between the last two
+  reads).  Nobody reading: no collection and no wake-up at all.  ``/metrics`` never runs a collector: scrapes read
+  the latest snapshot, so two Prometheus replicas scraping every 5 s cost the monitored systems nothing more than
+  one, and a slow database cannot stall a scrape.  A collector whose source must be drained even when nobody reads
+  (``collect_in_background``: MQ statistics publications) runs on every ``interval`` as before.
 * Each run happens in a fresh daemon thread.  The scheduler waits at most ``timeout`` seconds for it.  A run
   that raises, returns invalid samples or overruns its timeout marks that collector failed
   (``middleware_scrape_collector_success 0``) and drops its samples from the snapshot; other collectors are
@@ -34,7 +38,7 @@ from prometheus_client.core import Metric
 from .collector import Collector
 from .deadline import BoundedCall, Overdue
 from .exposition import Exposition
-from .metrics import MetricBatch
+from .metrics import MetricBatch, StaticLabels, static_labels_for
 from .secrets import scrub
 from .selfmetrics import SelfMetrics
 
@@ -209,7 +213,9 @@ class TargetState:
     def as_json(self, name: str) -> dict:
         return {"name": name, "up": self.up, "state": _target_state(self.up), "last_error": self.error,
                 "last_success_timestamp": self.last_success or None,
-                "sources": [{"name": source, "success": ok, "last_error": error}
+                # a source that is fine carries its note (why it read nothing) in the text slot of its tuple
+                "sources": [{"name": source, "success": ok, "last_error": None if ok else error,
+                             **({"note": error} if ok and error else {})}
                             for source, (ok, error) in sorted(self.sources.items())]}
 
 
@@ -292,8 +298,17 @@ class Scheduler:
     """Owns the enabled collectors, their worker threads and the rendered snapshot."""
 
     def __init__(self, collectors: Iterable[Collector], redact: Callable[[str], str] = scrub,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time, labels: dict[str, str] | None = None) -> None:
         self.states = {c.name: CollectorState(c) for c in collectors}
+        # the configured labels (exporter-wide ``labels`` and each target's), added to a run's samples once when
+        # it ends (core.metrics.StaticLabels), and to the exporter's own series
+        self._static: dict[str, StaticLabels] = {}
+        own: dict[tuple[str, ...], dict[str, str]] = {}
+        for name, state in self.states.items():
+            collector = state.collector
+            self._static[name], by_target = static_labels_for(name, labels or {}, collector.target_label,
+                                                              collector.static_labels())
+            own.update({(name, target): dict(target_labels) for target, target_labels in by_target.items()})
         self._redact = redact
         self._wall = wall_clock
         self._lock = threading.Lock()
@@ -301,8 +316,15 @@ class Scheduler:
         self._threads: list[threading.Thread] = []
         self._calls = {name: BoundedCall(name, on_late=self._late_logger(name)) for name in self.states}
         self._generation = 0
+        # demand (docs/architecture.md, "When collections happen"): when the snapshot was last read and the gap
+        # between the last two reads (the scrape interval as observed), both on the monotonic clock
+        self._demand = threading.Condition()
+        self._read_at: float | None = None
+        self._read_gap: float | None = None
+        self._finished_at = {name: float("-inf") for name in self.states}  # when each run last ended (monotonic)
         self.start_time = self._wall()
-        self.self_metrics = SelfMetrics(self._self_snapshot, self.start_time)
+        self.self_metrics = SelfMetrics(self._self_snapshot, self.start_time,
+                                        StaticLabels(labels, ("collector", "target"), own))
         self.exposition = Exposition(self)
 
     # ---- running ---------------------------------------------------------------------------------------
@@ -317,6 +339,8 @@ class Scheduler:
         """Stop the loops, waiting at most ``wait`` seconds in all (a loop still waiting on a hung run is a daemon
         thread and is left behind), then close the collectors."""
         self._stop.set()
+        with self._demand:
+            self._demand.notify_all()
         give_up = time.monotonic() + wait
         for thread in self._threads:
             thread.join(timeout=max(give_up - time.monotonic(), 0))
@@ -326,17 +350,57 @@ class Scheduler:
             except Exception:  # noqa: BLE001 - shutdown must go on
                 log.warning("collector=%s msg=%r", state.name, "error while closing")
 
+    def mark_read(self) -> None:
+        """Someone read the snapshot (a scrape, the status API or page): the collectors whose result it was may run
+        again.  Called on the request path: it only notes the time and wakes the waiting loops."""
+        now = time.monotonic()
+        with self._demand:
+            if self._read_at is not None:
+                self._read_gap = now - self._read_at
+            self._read_at = now
+            self._demand.notify_all()
+
+    @staticmethod
+    def _background(collector: Collector) -> bool:
+        """Whether a collector runs on every interval whether or not anyone reads (its source must be drained)."""
+        flag = getattr(collector, "collect_in_background", False)
+        return bool(flag() if callable(flag) else flag)
+
+    def _next_run(self, name: str, interval: float, started: float, now: float) -> float | None:
+        """When a collector that last started at ``started`` should run next (monotonic), or None: not until
+        someone reads its last result.  Never sooner than one interval after the last start; with reads coming
+        every G seconds (G over the interval), as late as still gives a result at most one interval old at the
+        next expected read, so one collection serves one scrape.  Called with ``_demand`` held."""
+        read_at = self._read_at
+        if read_at is None or read_at < self._finished_at[name]:
+            return None  # the last result has not been read yet
+        due = started + interval
+        if self._read_gap is not None and now - read_at < self._read_gap:
+            due = max(due, read_at + self._read_gap - interval)
+        return due
+
     def _loop(self, state: CollectorState) -> None:
         interval = state.collector.settings.interval
+        background = self._background(state.collector)
         next_due = time.monotonic()
         while not self._stop.is_set():
+            started = time.monotonic()
             self.run_collector(state.name)
-            next_due += interval
-            now = time.monotonic()
-            if next_due < now:  # a run overran: skip the missed ticks instead of running back to back
-                next_due = now + interval
-            if self._stop.wait(next_due - now):
-                return
+            if background:
+                next_due += interval
+                now = time.monotonic()
+                if next_due < now:  # a run overran: skip the missed ticks instead of running back to back
+                    next_due = now + interval
+                if self._stop.wait(next_due - now):
+                    return
+                continue
+            with self._demand:
+                while not self._stop.is_set():
+                    now = time.monotonic()
+                    due = self._next_run(state.name, interval, started, now)
+                    if due is not None and due <= now:
+                        break
+                    self._demand.wait(None if due is None else due - now)  # no read: no wake-up at all
 
     def run_once(self) -> None:
         """Run every collector once, concurrently, and return when all have finished or timed out."""
@@ -356,7 +420,7 @@ class Scheduler:
             state.last_run = self._wall()
         started = time.monotonic()
         try:
-            batch = self._calls[name](lambda: self._execute(collector), timeout)
+            batch = self._calls[name](lambda: self._execute(collector, self._static[name]), timeout)
         except Overdue as exc:
             self._finish(state, None, str(exc), duration=timeout, kind="Overdue")
         except BaseException as exc:  # noqa: BLE001 - isolate anything a collector does
@@ -370,9 +434,9 @@ class Scheduler:
         return self._calls[name].busy
 
     @staticmethod
-    def _execute(collector: Collector) -> MetricBatch:
+    def _execute(collector: Collector, static: StaticLabels | None = None) -> MetricBatch:
         batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series,
-                            const_labels=collector.const_labels())
+                            const_labels=collector.const_labels(), static_labels=static or None)
         collector.collect(batch)
         return batch
 
@@ -385,6 +449,8 @@ class Scheduler:
 
     def _finish(self, state: CollectorState, batch: MetricBatch | None, error: str | None, duration: float,
                 kind: str = "") -> None:
+        with self._demand:  # a read from now on reads this result (the collector's loop waits for one)
+            self._finished_at[state.name] = time.monotonic()
         with self._lock:
             state.duration = duration
             now = self._wall()
@@ -430,7 +496,8 @@ class Scheduler:
             report.settle()
             target.up = bool(report.up)
             target.error = None if target.up else self._redact(report.error or "not reachable")
-            target.sources = {source: (r.ok, None if r.ok else self._redact(r.error or "failed"))
+            target.sources = {source: (r.ok, (self._redact(r.note) if r.note else None) if r.ok
+                                       else self._redact(r.error or "failed"))
                               for source, r in report.sources.items()}
             if target.up:
                 target.last_success = now
@@ -522,6 +589,8 @@ class Scheduler:
         return readiness["ready"], readiness["pending_collectors"]
 
     def status(self) -> list[dict]:
+        """Every collector's state (the status API and page: a read, :meth:`mark_read`)."""
+        self.mark_read()
         with self._lock:
             result = [state.as_json() for state in self.states.values()]
         for item in result:  # scrubbed again: a secret read after the text was kept is masked too
@@ -554,4 +623,6 @@ class Scheduler:
         return self._generation
 
     def render(self, openmetrics: bool = False, compress: bool = False) -> bytes:
+        """The exposition of the current snapshot (a scrape: it counts as a read, :meth:`mark_read`)."""
+        self.mark_read()
         return self.exposition.render(openmetrics, compress)

@@ -10,7 +10,7 @@ from prometheus_client import ProcessCollector
 from prometheus_client.core import Metric
 
 from . import buildinfo
-from .metrics import NAMESPACE, MetricBatch, MetricSpec
+from .metrics import NAMESPACE, MetricBatch, MetricSpec, StaticLabels
 
 _C = ("collector",)
 _P = f"{NAMESPACE}_scrape_collector"
@@ -62,15 +62,19 @@ SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILU
 class SelfMetrics:
     """A prometheus_client collector over the scheduler's states (registered by the exposition)."""
 
-    def __init__(self, snapshot: Callable[[], list[tuple]], start_time: float) -> None:
+    def __init__(self, snapshot: Callable[[], list[tuple]], start_time: float,
+                 static_labels: StaticLabels | None = None) -> None:
         self._snapshot = snapshot  # the scheduler's consistent list of per-collector figures
         self.start_time = start_time
+        # the exporter's configured labels on every series here (build info and process_* too: they select this
+        # exporter's series as a whole), a target's own on its middleware_target_* series
+        self._static = static_labels or None
         self._process = ProcessCollector(registry=None)
         # (file, not before, not after) of the server's TLS certificate (core/webconfig.py), set when serving TLS
         self.tls_certificate: Callable[[], tuple[str, float, float] | None] | None = None
 
     def collect(self) -> Iterable[Metric]:
-        batch = MetricBatch(SPECS)
+        batch = MetricBatch(SPECS, static_labels=self._static)
         for name, success, duration, last_success, series, runs, failures, settings, targets in self._snapshot():
             if success is None:
                 continue  # not run yet: /readyz says so; no half-truth here
@@ -96,4 +100,7 @@ class SelfMetrics:
             TLS_NOT_AFTER.add(batch, validity[2], file=validity[0])
             TLS_NOT_BEFORE.add(batch, validity[1], file=validity[0])
         yield from batch.families()
-        yield from self._process.collect()
+        if self._static is None:
+            yield from self._process.collect()
+        else:
+            yield from self._static.apply(self._process.collect())

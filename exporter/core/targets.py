@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 class SourceResult:
     ok: bool
     error: str | None = None
+    note: str | None = None  # a source that is fine but read nothing on purpose says why (ok only)
 
 
 @dataclass
@@ -59,8 +60,10 @@ class TargetReports:
         result.up = up
         result.error = None if up else (error or result.error or "not reachable")
 
-    def report_source(self, name: str, source: str, ok: bool, error: str | None = None) -> None:
-        self.target(name).sources[source] = SourceResult(ok, None if ok else (error or "failed"))
+    def report_source(self, name: str, source: str, ok: bool, error: str | None = None,
+                      note: str | None = None) -> None:
+        self.target(name).sources[source] = SourceResult(ok, None if ok else (error or "failed"),
+                                                         note if ok else None)
 
 
 def local_target(target: str) -> str:

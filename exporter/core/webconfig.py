@@ -27,12 +27,11 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-import bcrypt
 import yaml
-from cryptography import x509
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ConfigError
@@ -314,11 +313,10 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
         for fd in fds:
             os.close(fd)
     try:
-        leaf = x509.load_pem_x509_certificate(cert_pem)
-        not_after = leaf.not_valid_after_utc.timestamp()
-        validity = (str(cert_path) if cert_path else "cert", leaf.not_valid_before_utc.timestamp(), not_after)
-        if not_after < time.time():
-            warnings.append(f"the server certificate expired at {leaf.not_valid_after_utc.isoformat()}; "
+        not_before, not_after = certificate_validity(cert_pem)
+        validity = (str(cert_path) if cert_path else "cert", not_before.timestamp(), not_after.timestamp())
+        if not_after.timestamp() < time.time():
+            warnings.append(f"the server certificate expired at {not_after.isoformat()}; "
                             "clients that verify it refuse to connect")
     except ValueError:
         pass
@@ -351,6 +349,61 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
             reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
             raise _fail(path, f"{prefix}.{key}", f"cannot load the client CA: {reason}") from None
     return ctx, warnings, validity
+
+
+def _der_item(data: bytes, pos: int) -> tuple[int, int, int]:
+    """(tag, start of content, end of content) of the DER item at ``pos``."""
+    tag, length = data[pos], data[pos + 1]
+    pos += 2
+    if length & 0x80:
+        count = length & 0x7F
+        if not 1 <= count <= 4:
+            raise ValueError("unsupported DER length")
+        length = int.from_bytes(data[pos:pos + count], "big")
+        pos += count
+    if pos + length > len(data):
+        raise ValueError("truncated DER")
+    return tag, pos, pos + length
+
+
+def _der_time(data: bytes, tag: int) -> datetime:
+    text = data.decode("ascii")
+    if tag == 0x17:  # UTCTime, YYMMDDHHMMSSZ; RFC 5280 4.1.2.5.1: YY >= 50 is 19YY
+        text = ("19" if int(text[:2]) >= 50 else "20") + text
+    elif tag != 0x18:  # GeneralizedTime, YYYYMMDDHHMMSSZ
+        raise ValueError("not a time")
+    return datetime.strptime(text, "%Y%m%d%H%M%SZ").replace(tzinfo=timezone.utc)
+
+
+def certificate_validity(pem: bytes) -> tuple[datetime, datetime]:
+    """notBefore and notAfter of the first certificate in ``pem``; ValueError when it cannot be read.
+
+    Hand-written (RFC 5280 4.1: Certificate, tbsCertificate, [version], serial, signature, issuer, validity) rather
+    than cryptography.x509, whose import costs about 8 MB of resident memory for two dates (docs/footprint.md)."""
+    text = pem.decode("ascii", "replace")
+    begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+    start = text.find(begin)
+    stop = text.find(end, start)
+    if start < 0 or stop < 0:
+        raise ValueError("no PEM certificate")
+    try:
+        der = ssl.PEM_cert_to_DER_cert(text[start:stop + len(end)])
+        _, pos, _ = _der_item(der, 0)  # Certificate
+        _, pos, _ = _der_item(der, pos)  # tbsCertificate
+        tag, _, after = _der_item(der, pos)
+        if tag == 0xA0:  # [0] version
+            pos = after
+        for _ in range(3):  # serialNumber, signature, issuer
+            pos = _der_item(der, pos)[2]
+        tag, pos, _ = _der_item(der, pos)  # validity
+        if tag != 0x30:
+            raise ValueError("no validity")
+        tag, start_, end_ = _der_item(der, pos)
+        not_before = _der_time(der[start_:end_], tag)
+        tag, start_, end_ = _der_item(der, end_)
+        return not_before, _der_time(der[start_:end_], tag)
+    except (IndexError, UnicodeDecodeError, binascii.Error) as exc:
+        raise ValueError(f"unreadable certificate: {exc}") from None
 
 
 def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
@@ -437,6 +490,8 @@ def peer_allowed(config: WebConfig, ssl_object: ssl.SSLObject | None) -> bool:
     der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
     if not der:
         return False
+    from cryptography import x509  # only with client_allowed_sans (see _build_ssl_context)
+
     try:
         names = x509.load_der_x509_certificate(der).extensions.get_extension_for_class(
             x509.SubjectAlternativeName).value
@@ -562,6 +617,8 @@ class BasicAuth:
     def _dummy_hash(self, cost: bytes) -> bytes:
         """A valid bcrypt hash of this cost that no password matches: a random salt and a random checksum (no
         bcrypt run, so the first unknown user costs one bcrypt like any other check)."""
+        import bcrypt  # here and in _verify, not at import: only a configuration with basic_auth_users needs it
+
         if cost not in self._dummy:
             checksum = "".join(secrets.choice(self._BCRYPT_ALPHABET) for _ in range(31)).encode()
             self._dummy[cost] = bcrypt.gensalt(int(cost)) + checksum
@@ -573,6 +630,8 @@ class BasicAuth:
             time.sleep(rest)
         started = self._clock()
         self.verifications += 1
+        import bcrypt
+
         try:
             ok = bcrypt.checkpw(password, hashed if hashed is not None else self._dummy_hash(cost))
         except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses

@@ -4,6 +4,7 @@
 (import 'certificates.libsonnet') +
 (import 'domino.libsonnet') +
 (import 'exporter.libsonnet') +
+(import 'filesystem.libsonnet') +
 (import 'host.libsonnet') +
 (import 'hpom.libsonnet') +
 (import 'ibmmq.libsonnet') +

@@ -6,7 +6,11 @@ IBM documents (see the sources in ``docs/notes/ibmmq.md``):
 * ``GET /ibmmq/rest/{v1,v2,v3}/admin/qmgr/{qmgr}`` -> ``{"qmgr": [{"name": ..., "state": ...}]}``
 * ``GET /ibmmq/rest/v1/admin/qmgr/{qmgr}/queue?type=local&status=...&attributes=...`` -> ``{"queue": [...]}``
 * ``POST /ibmmq/rest/{v}/admin/action/qmgr/{qmgr}/mqsc`` with a ``runCommandJSON`` DISPLAY of ``qstatus``,
-  ``qlocal`` or ``chstatus`` -> ``{"commandResponse": [...], "overallCompletionCode": ..., "overallReasonCode": ...}``
+  ``qlocal``, ``chstatus``, ``channel``, ``qmstatus`` or ``qmgr`` -> ``{"commandResponse": [...],
+  "overallCompletionCode": ..., "overallReasonCode": ...}``.  INVENTED shape beyond curdepth/status: no genuine
+  runCommandJSON answer is public, so the parameters are the MQSC keywords in lower case with the values runmqsc
+  prints (the tests take them from the genuine runmqsc captures); pair values (``qtime``, ``xqtime``) are whatever
+  the test puts in ``extra`` (a ``"a, b"`` string, a list, or left out).
 * errors -> ``{"error": [{"type": "rest", "msgId": "MQWB....E", "message": ..., ...}]}`` with the HTTP status.
 
 Switches (plain attributes, change them at any time): ``username``/``password`` (basic auth required, else 401),
@@ -14,8 +18,9 @@ Switches (plain attributes, change them at any time): ``username``/``password`` 
 the header had been stripped on the way), ``delay`` (seconds before answering), ``item_error_queue`` (that queue's
 DISPLAY QSTATUS item fails with completion code 2), ``garbage`` (a non-JSON body), ``garbage_json`` (JSON of the
 wrong shape), ``fail_status`` (answer every request whose path or MQSC qualifier contains ``fail_match`` with that
-status and an MQWB error, with ``fail_reason`` as its reasonCode when set; 3xx is a redirect), ``mqsc_in_v1``
-(False: an mqweb 9.0 that rejects runCommandJSON).
+status and an MQWB error, with ``fail_reason`` as its reasonCode when set; 3xx is a redirect),
+``failed_qualifiers`` (qualifier -> reason: that DISPLAY answers one failed item, as when not authorised),
+``mqsc_in_v1`` (False: an mqweb 9.0 that rejects runCommandJSON).
 
 ``tls=True`` serves HTTPS with a throw-away self-signed certificate made by the ``openssl`` binary
 (``openssl_available()``); ``ca_file`` is then the certificate to trust.  ``client_ca`` makes the server require a
@@ -50,13 +55,15 @@ CSRF_HEADER = "ibm-mq-rest-csrf-token"
 class FakeQueue:
     name: str
     depth: int = 0  # CURDEPTH
-    max_depth: int = 5000  # MAXDEPTH
+    max_depth: int | None = 5000  # MAXDEPTH (None: not in the DISPLAY QLOCAL answer)
     msgage: int | None = 0  # MSGAGE; None = queue monitoring off (blank)
-    ipprocs: int = 0
-    opprocs: int = 0
+    ipprocs: int | None = 0  # None: not in the DISPLAY QSTATUS answer
+    opprocs: int | None = 0
     # How runCommandJSON renders a blank MSGAGE (msgage None): "" (empty string), " " (a blank), or "missing"
     # (no msgage key).  IBM does not document which; the exporter must take all three as "no age".
     blank_msgage: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # more DISPLAY QSTATUS parameters (lower-case keywords)
+    definition: dict[str, Any] = field(default_factory=dict)  # more DISPLAY QLOCAL parameters (usage, descr)
 
 
 @dataclass
@@ -65,6 +72,7 @@ class FakeChannel:
     status: str = "RUNNING"
     chltype: str = "SDR"
     conname: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # more DISPLAY CHSTATUS parameters (lower-case keywords)
 
 
 @dataclass
@@ -73,6 +81,10 @@ class FakeQmgr:
     state: str = "running"  # mqweb's words: running, endedImmediately, runningAsStandby, ...
     queues: list[FakeQueue] = field(default_factory=list)
     channels: list[FakeChannel] = field(default_factory=list)
+    # DISPLAY CHANNEL items (parameters with lower-case keywords: channel, chltype, maxinst, ...)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
+    qmstatus: dict[str, Any] = field(default_factory=dict)  # DISPLAY QMSTATUS parameters ({} -> qmname only)
+    attributes: dict[str, Any] = field(default_factory=dict)  # DISPLAY QMGR parameters
 
 
 @dataclass
@@ -282,6 +294,9 @@ class _Handler(BaseHTTPRequestHandler):
             return {k: v for k, v in parameters.items() if k in wanted or k in always}
 
         items: list[dict[str, Any]] = []
+        if qualifier in fake.failed_qualifiers:  # e.g. not authorised to this DISPLAY
+            reason = fake.failed_qualifiers[qualifier]
+            return self._json(200, _command_answer([_failed(reason, f"AMQ8135E: Not authorized ({qualifier}).")]))
         if qualifier in ("qstatus", "qlocal"):
             for queue in fake.qmgr.queues:
                 if not _matches(pattern, queue.name):
@@ -291,13 +306,17 @@ class _Handler(BaseHTTPRequestHandler):
                 elif qualifier == "qstatus":
                     parameters = {"queue": queue.name, "type": "QUEUE", "curdepth": queue.depth,
                                   "ipprocs": queue.ipprocs, "opprocs": queue.opprocs,
-                                  "msgage": queue.blank_msgage if queue.msgage is None else queue.msgage}
+                                  "msgage": queue.blank_msgage if queue.msgage is None else queue.msgage,
+                                  **queue.extra}
                     if queue.msgage is None and queue.blank_msgage == "missing":
                         del parameters["msgage"]
+                    parameters = {k: v for k, v in parameters.items() if v is not None}  # None: not shown
                     items.append(_ok(pick(parameters, ("queue", "type"))))
                 else:
-                    items.append(_ok(pick({"queue": queue.name, "type": "QLOCAL", "maxdepth": queue.max_depth,
-                                           "curdepth": queue.depth}, ("queue", "type"))))
+                    parameters = {"queue": queue.name, "type": "QLOCAL", "maxdepth": queue.max_depth,
+                                  "curdepth": queue.depth, **queue.definition}
+                    items.append(_ok(pick({k: v for k, v in parameters.items() if v is not None},
+                                          ("queue", "type"))))
             if not items:
                 items.append(_failed(2085, f"AMQ8147E: IBM MQ object {pattern} not found."))
         elif qualifier == "chstatus":
@@ -305,9 +324,20 @@ class _Handler(BaseHTTPRequestHandler):
                 if _matches(pattern, channel.name):
                     items.append(_ok(pick({"channel": channel.name, "chltype": channel.chltype,
                                            "status": channel.status, "conname": channel.conname,
-                                           "currentSharingConversations": 1}, ("channel", "chltype"))))
+                                           "currentSharingConversations": 1, **channel.extra},
+                                          ("channel", "chltype"))))
             if not items:
                 items.append(_failed(3065, "AMQ8420I: Channel Status not found."))
+        elif qualifier == "channel":
+            for definition in fake.qmgr.definitions:
+                if _matches(pattern, str(definition.get("channel", ""))):
+                    items.append(_ok(pick(definition, ("channel", "chltype"))))
+            if not items:
+                items.append(_failed(2085, f"AMQ8147E: IBM MQ object {pattern} not found."))
+        elif qualifier == "qmstatus":
+            items.append(_ok(pick({"qmname": fake.qmgr.name, "type": "QMGR", **fake.qmgr.qmstatus}, ("qmname",))))
+        elif qualifier == "qmgr":
+            items.append(_ok(pick({"qmname": fake.qmgr.name, **fake.qmgr.attributes}, ("qmname",))))
         else:
             return self._json(400, mqwb_error("MQWB0120E", f"The qualifier {qualifier!r} is not supported here."))
         return self._json(200, _command_answer(items))
@@ -343,6 +373,7 @@ class FakeMqweb:
         self.fail_message = "Failure requested by the test."
         self.fail_reason: int | None = None
         self.mqsc_in_v1 = True
+        self.failed_qualifiers: dict[str, int] = {}  # MQSC qualifier -> reason of its one failed item
         self.versions = versions
         self.tls = tls
         self.client_ca = client_ca

@@ -6,6 +6,10 @@ held at least one certificate, down with the reason (missing, wrong password, JK
 garbage) on the status page, /api/v1/collectors and the log.  Every certificate of a file gets its not-after and
 not-before as Unix seconds (ssl_exporter's and x509-certificate-exporter's convention; days left is PromQL).
 ``cryptography`` is imported only when the collector runs.  Method and limits: README.md.
+
+Each file (its bytes, its password file, the parse) is read in its own bounded call (``core.fanout``): a file on a
+hung NFS or FUSE mount, or a FIFO named as the password file, costs that file's target ("timed out"), never the
+others or the run, and while its read still hangs it is not started again (one thread per hanging file).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ...core.collector import Collector, Context
+from ...core.deadline import Overdue
+from ...core.fanout import Target, fan_out
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.secrets import PasswordSettings, SecretUnavailable
 from ...core.settings import CollectorSettings, Duration
@@ -99,6 +105,7 @@ class CertificatesCollector(Collector):
     def __init__(self, settings: CertificatesSettings, context: Context) -> None:
         super().__init__(settings, context)
         self.settings: CertificatesSettings = settings
+        self._files: dict[str, Target] = {}
 
     def specs(self) -> list[MetricSpec]:
         return SPECS
@@ -106,21 +113,39 @@ class CertificatesCollector(Collector):
     def targets(self) -> list[str]:
         return [f.target for f in self.settings.files]
 
+    def _file(self, entry: CertificateFile) -> Target:
+        """The bounded call of one file, kept from run to run (a read still hanging is not started again)."""
+        target = self._files.get(entry.target)
+        if target is None:
+            target = self._files[entry.target] = Target(self.name, entry.target, self.settings.timeout,
+                                                        self.settings.timeout)
+        return target
+
     def collect(self, batch: MetricBatch) -> None:
         from .parse import CertificateFileError, read_certificates  # cryptography only when the collector runs
 
+        def read(entry: CertificateFile) -> list:
+            return read_certificates(read_file(entry.path), entry.path, entry.format, entry.read_password())
+
+        calls = {entry.target: self._file(entry) for entry in self.settings.files}
+        entries = {entry.target: entry for entry in self.settings.files}
+        fan_out(list(calls.values()), lambda call: read(entries[call.name]))
         for entry in self.settings.files:
             target = entry.target
-            try:
-                data = read_file(entry.path)
-                password = entry.read_password()
-                certificates = read_certificates(data, entry.path, entry.format, password)
-            except OSError as exc:
-                batch.report_target(target, False, f"cannot read {entry.path}: {exc.strerror or exc}")
+            outcome = calls[target].outcome
+            exc = outcome.error
+            if exc is not None:
+                if isinstance(exc, OSError):
+                    error = f"cannot read {entry.path}: {exc.strerror or exc}"
+                elif isinstance(exc, Overdue):  # hung (a dead NFS server, a FIFO): this file alone
+                    error = f"{entry.path}: not read: {exc}"
+                elif isinstance(exc, (SecretUnavailable, CertificateFileError)):
+                    error = f"{entry.path}: {exc}"
+                else:
+                    raise exc  # a bug, not a bad file: the run fails as before
+                batch.report_target(target, False, error)
                 continue
-            except (SecretUnavailable, CertificateFileError) as exc:
-                batch.report_target(target, False, f"{entry.path}: {exc}")
-                continue
+            certificates = outcome.value
             batch.report_target(target, True)
             FILE_CERTIFICATES.add(batch, len(certificates), file=target)
             unique = {}

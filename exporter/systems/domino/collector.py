@@ -22,7 +22,8 @@ from fnmatch import translate
 from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.config import StaticLabelMap, labels_field
+from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.remote import RemoteCommands, prefixed, program_available, target_labels
 from ...core.runner import CommandError, run_command
 from ...core.settings import CollectorSettings, Duration
@@ -68,6 +69,8 @@ class DominoSettings(CollectorSettings, RemoteCommands):
         None, description="Command printing `show stat` output, as an argument list (no shell), e.g. "
         "[/usr/bin/env, -C, /local/notesdata, /opt/hcl/domino/bin/server, -c, show stat]. null: do not run.")
     command_timeout: Duration = Field(20.0, description="Timeout of the command, seconds (shorter than timeout).")
+    labels: StaticLabelMap = labels_field("Labels added to every series of this collector (the one Domino server "
+                                          "it reads), e.g. env: prod (docs/configuration.md).")
     include: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE),
                                description="Statistic name patterns to expose (glob, case-insensitive).")
     exclude: list[str] = Field(default_factory=list,
@@ -204,6 +207,9 @@ class DominoCollector(Collector):
 
     def targets(self) -> list[str]:
         return [local_target(self.settings.target)]  # the server whose console `show stat` reads
+
+    def static_labels(self) -> list[ConfiguredLabels]:
+        return [ConfiguredLabels(self.targets()[0], "collectors.domino.labels", self.settings.labels)]
 
     def _wanted(self, name: str) -> bool:
         return bool(self._include.fullmatch(name)) and not self._exclude.fullmatch(name)

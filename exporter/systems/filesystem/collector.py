@@ -1,9 +1,11 @@
 """File systems: size, free, available, files, files free and read-only per mount, hang-proof.
 
 The mount list is PID 1's table (``<procfs>/1/mounts``: in a container with the host's /proc, the host's mounts),
-or the exporter's own (``<procfs>/self/mounts``) where /proc hides PID 1; through psutil where /proc is not
-Linux's.  Pseudo file systems are left out with node_exporter's default filters (settings below).  Every mount is
-measured with one ``statvfs`` through ``statfs.StatfsProber``: a mount whose statvfs does not answer within
+or the exporter's own where /proc hides PID 1 (``core.procfs.read_mount_table``, shared with Oracle's NFS checks);
+through psutil where /proc is not Linux's.  Pseudo file systems are left out with node_exporter's default filters
+(settings below).  Every mount is measured with one ``statvfs`` of its mount point under ``paths.rootfs`` (the
+host's / mounted at /host/root in a container; a recorded tree in tests, so that no real mount is asked) through
+``statfs.StatfsProber``: a mount whose statvfs does not answer within
 ``statfs_timeout`` is reported stuck and not asked again while that call hangs; the other mounts' figures still
 come, and the stuck one's state shows in ``middleware_filesystem_stuck`` and in ``/api/v1/collectors``
 (``source_errors``).  Metric names and semantics are node_exporter's (``node_filesystem_*``), see README.md.
@@ -18,17 +20,19 @@ from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.deadline import current_scope
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.procfs import choose_backend, read_text
+from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
+from ...core.procfs import choose_backend, read_mount_table
 from ...core.settings import CollectorSettings, Duration, check_regex
+from ...core.sources import check_command_timeout
 from .parse import (
     DEFAULT_FS_TYPES_EXCLUDE,
     DEFAULT_MOUNT_POINTS_EXCLUDE,
     Mount,
     is_readonly,
-    parse_mounts,
     select_mounts,
 )
+from .textbackend import SOURCES as TEXT_SOURCES
+from .textbackend import FilesystemTextSettings
 
 P = f"{NAMESPACE}_filesystem"
 LABELS = ("device", "mountpoint", "fstype")
@@ -59,15 +63,18 @@ SPECS = [SIZE, FREE, AVAIL, FILES, FILES_FREE, READONLY, DEVICE_ERROR, STUCK, ST
 
 
 class FilesystemSettings(CollectorSettings):
-    enabled: bool = Field(False, description="Run this collector (one statvfs per mount and run; a hanging mount "
-                                             "costs one thread while it hangs). Off by default: it reads the "
-                                             "host's real mounts even when paths.procfs points at a recorded tree.")
+    enabled: bool = Field(True, description="Run this collector (one statvfs per mount and run, under "
+                                            "paths.rootfs; a hanging mount costs one thread while it hangs).")
     interval: Duration = Field(15.0, description="Seconds between collections.")
     timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
-    backend: Literal["auto", "procfs", "psutil"] = Field(
+    backend: Literal["auto", "procfs", "psutil", "text"] = Field(
         "auto", description="Where the mount list comes from: `procfs` (<procfs>/1/mounts), `psutil` (other "
                             "platforms), `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
-                            "elsewhere); see docs/platforms.md.")
+                            "elsewhere), or `text` (df/bdf, locally or through `text.command_prefix`); see "
+                            "docs/platforms.md.")
+    text: FilesystemTextSettings = Field(default_factory=FilesystemTextSettings,
+                                         description="The commands of `backend: text` (HP-UX, Solaris, AIX, "
+                                                     "remote hosts).")
     mount_points_exclude: str = Field(
         DEFAULT_MOUNT_POINTS_EXCLUDE, description="Regex of mount points to leave out (node_exporter's "
                                                   "--collector.filesystem.mount-points-exclude default).")
@@ -81,9 +88,6 @@ class FilesystemSettings(CollectorSettings):
     statfs_timeout: Duration = Field(
         5.0, description="Seconds a mount's statvfs may take before the mount counts as stuck (node_exporter's "
                          "mount-timeout); at most half the timeout.")
-    rootfs: str = Field("/", description="Where the host's root file system is mounted (e.g. /host/root in a "
-                                         "container); mount points are measured under it.")
-
     @field_validator("mount_points_exclude", "mount_points_include", "fs_types_exclude", "fs_types_include")
     @classmethod
     def _regex(cls, value: str) -> str:
@@ -94,20 +98,9 @@ class FilesystemSettings(CollectorSettings):
         if self.statfs_timeout > self.timeout / 2:
             raise ValueError(f"statfs_timeout ({self.statfs_timeout:g}s) must be at most half the timeout "
                              f"({self.timeout:g}s): a run must have time for the other mounts after a new hang")
+        if self.backend == "text":
+            check_command_timeout(self.text.command_timeout, self.timeout)
         return self
-
-
-def read_mount_table(procfs: str) -> tuple[list[Mount], bool]:
-    """PID 1's mount table (the host's), else the exporter's own one (``self``, when a /proc mounted with hidepid
-    hides PID 1); (mounts, whether they are the host's).  Neither readable: the OSError of PID 1's."""
-    host = os.path.join(procfs, "1", "mounts")
-    try:
-        return parse_mounts(read_text(host)), True
-    except OSError as exc:
-        try:
-            return parse_mounts(read_text(os.path.join(procfs, "self", "mounts"))), False
-        except OSError:
-            raise exc from None
 
 
 def _psutil_mounts() -> list[Mount]:
@@ -145,12 +138,30 @@ class FilesystemCollector(Collector):
 
         self.backend = choose_backend(settings.backend, context.procfs)
         self.prober = StatfsProber(self.name, _statfs_function())
+        self._text = None
+        if self.backend == "text":
+            from .textbackend import TextFilesystems
+
+            self._text = TextFilesystems(settings.text, settings.timeout, (
+                settings.mount_points_include, settings.mount_points_exclude, settings.fs_types_include,
+                settings.fs_types_exclude))
 
     def specs(self) -> list[MetricSpec]:
-        return list(SPECS)
+        return [*SPECS, *TEXT_SOURCES.specs()]
+
+    def targets(self) -> list[str]:
+        return [self._text.target] if self._text is not None else []
+
+    def const_labels(self) -> dict[str, str]:
+        return {"target": self.settings.text.target} if self._text is not None and self.settings.text.target else {}
+
+    def static_labels(self) -> list[ConfiguredLabels]:
+        if self._text is None:  # the other back-ends read this host: the exporter's labels are its
+            return []
+        return [ConfiguredLabels(self._text.target, "collectors.filesystem.text.labels", self.settings.text.labels)]
 
     def _path(self, mountpoint: str) -> str:
-        root = self.settings.rootfs
+        root = self.context.rootfs
         return mountpoint if root in ("", "/") else os.path.join(root, mountpoint.lstrip("/"))
 
     def _budget(self) -> float:
@@ -162,10 +173,16 @@ class FilesystemCollector(Collector):
 
     def collect(self, batch: MetricBatch) -> None:
         s = self.settings
+        if self._text is not None:  # df's failure is its source's (status API), never the run's
+            for family in (SIZE, FREE, AVAIL, READONLY, DEVICE_ERROR, SKIPPED):
+                family.declare_empty(batch)
+            self._text.collect(batch, {"size": SIZE, "free": FREE, "avail": AVAIL, "readonly": READONLY,
+                                       "device_error": DEVICE_ERROR, "skipped": SKIPPED})
+            return
         if self.backend == "psutil":
             mounts, host = _psutil_mounts(), True
         else:
-            mounts, host = read_mount_table(self.context.procfs)
+            mounts, host = read_mount_table(self.context.procfs)[:2]
             MOUNT_TABLE_HOST.add(batch, int(host))
         selection = select_mounts(mounts, s.mount_points_include, s.mount_points_exclude, s.fs_types_include,
                                   s.fs_types_exclude)

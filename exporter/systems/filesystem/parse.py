@@ -1,7 +1,7 @@
 """Pure functions of the file-system collector: which mounts of a mount table are measured.
 
-The table (``<procfs>/<pid>/mounts``, octal escapes decoded) is parsed here and filtered with node_exporter's
-include/exclude semantics.  No I/O here.
+The table is parsed by ``core.procfs.parse_mounts`` (octal escapes decoded; shared with Oracle's NFS checks) and
+filtered here with node_exporter's include/exclude semantics.  No I/O here.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Sequence
 
-from ...core.textlines import iter_lines
+from ...core.procfs import Mount, parse_mounts
 
 __all__ = ["Mount", "parse_mounts", "Selection", "select_mounts", "is_readonly"]
 
@@ -19,32 +19,6 @@ DEFAULT_MOUNT_POINTS_EXCLUDE = (r"^/(dev|proc|run/credentials/.+|sys|var/lib/doc
 DEFAULT_FS_TYPES_EXCLUDE = (r"^(autofs|binfmt_misc|bpf|cgroup2?|configfs|debugfs|devpts|devtmpfs|fusectl|hugetlbfs|"
                             r"iso9660|mqueue|nsfs|overlay|proc|procfs|pstore|rpc_pipefs|securityfs|selinuxfs|"
                             r"squashfs|erofs|sysfs|tracefs)$")
-
-
-# The kernel writes space, tab, newline and backslash in a mount table as three-digit octal escapes ("\040").
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-
-
-class Mount(NamedTuple):
-    source: str  # the device field
-    mountpoint: str
-    fstype: str
-    options: str
-
-
-def _unescape(field: str) -> str:
-    # Hand-written: no library parses a mount table from a given text (psutil reads only the live one).
-    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
-
-
-def parse_mounts(text: str) -> list[Mount]:
-    """The mounts of a /proc/<pid>/mounts text, in file order; short lines are skipped."""
-    mounts = []
-    for line in iter_lines(text):
-        parts = line.split()
-        if len(parts) >= 4:
-            mounts.append(Mount(_unescape(parts[0]), _unescape(parts[1]), parts[2], parts[3]))
-    return mounts
 
 
 class Selection(NamedTuple):

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, choose_backend, read_text
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import check_command_timeout
@@ -210,6 +210,13 @@ class HostCollector(Collector):
 
     def targets(self) -> list[str]:
         return [self._text.target] if self._text is not None else []
+
+    def static_labels(self) -> list[ConfiguredLabels]:
+        """The text back-end's host: its labels on every series (the other back-ends read this host: the
+        exporter's labels are its)."""
+        if self._text is None:
+            return []
+        return [ConfiguredLabels(self._text.target, "collectors.host.text.labels", self.settings.text.labels)]
 
     def _path(self, *parts: str) -> str:
         return os.path.join(self.context.procfs, *parts)

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...core.config import StaticLabelMap, labels_field
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.settings import Duration, StrictModel
@@ -57,6 +58,8 @@ class TextSettings(StrictModel):
                                         "commands read, e.g. `hpux1`); empty: the label is left out.")
     command_timeout: Duration = Field(8.0, description="Seconds a command may run (including ssh) before its whole "
                                                        "process group is killed; shorter than `timeout`.")
+    labels: StaticLabelMap = labels_field("Labels added to every series of the host collector while it reads this "
+                                          "host (`backend: text`), e.g. site: fra1 (docs/configuration.md).")
 
 
 def _g(name: str, help_: str, labels: tuple[str, ...], note: str = "") -> MetricSpec:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Callable
 from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
+from ...core.config import StaticLabelMap, labels_field
 from ...core.deadline import BoundedCall, Overdue
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.remote import RemoteCommands, prefixed, program_available, target_labels
 from ...core.runner import CommandError, CommandResult, run_command
 from ...core.settings import CollectorSettings, Duration, check_regex
@@ -71,6 +72,8 @@ class HpomSettings(CollectorSettings, RemoteCommands):
     opcsv: str | None = Field("/opt/OV/bin/OpC/opcsv", description="opcsv binary (null: do not run it).")
     ovc: str | None = Field("/opt/OV/bin/ovc", description="ovc binary (null: do not run it).")
     ovconfget: str | None = Field("/opt/OV/bin/ovconfget", description="ovconfget binary (null: do not run it).")
+    labels: StaticLabelMap = labels_field("Labels added to every series of this collector (the one HPOM server "
+                                          "it reads), e.g. env: prod (docs/configuration.md).")
     command_timeout: Duration = Field(10.0, description="Timeout of each command, seconds.")
     variables: list[str] = Field(default_factory=list,
                                  description="More `ovconfget -ovrg server opc` variables to expose.")
@@ -300,6 +303,9 @@ class HpomCollector(Collector):
 
     def targets(self) -> list[str]:
         return [local_target(self.settings.target)]  # the management server: up when one of its sources is read
+
+    def static_labels(self) -> list[ConfiguredLabels]:
+        return [ConfiguredLabels(self.targets()[0], "collectors.hpom.labels", self.settings.labels)]
 
     def _command(self, argv: list[str]) -> CommandResult:
         result = run_command(prefixed(self.settings.command_prefix, argv), timeout=self.settings.command_timeout,

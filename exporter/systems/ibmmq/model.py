@@ -8,6 +8,7 @@ states go through the one table of :mod:`.states` (shared by all back-ends).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 # MQCHS_* (channel status).
 CHANNEL_STATUS_CODES = {
@@ -16,14 +17,47 @@ CHANNEL_STATUS_CODES = {
 }
 
 
+# MQCHT_* without the prefix: the ``type`` label values of IBM's mq_prometheus.  Back-ends map their own spelling
+# (runmqsc's CHLTYPE(SDR), PCF's MQIACH_CHANNEL_TYPE integer, REST's "sdr") to these words through CHANNEL_TYPE_WORDS.
+CHANNEL_TYPE_CODES = {
+    "SENDER": 1, "SERVER": 2, "RECEIVER": 3, "REQUESTER": 4, "CLNTCONN": 6, "SVRCONN": 7, "CLUSRCVR": 8,
+    "CLUSSDR": 9, "MQTT": 10, "AMQP": 11,
+}
+CHANNEL_TYPE_WORDS = {
+    "SDR": "SENDER", "SVR": "SERVER", "RCVR": "RECEIVER", "RQSTR": "REQUESTER", "CLNTCONN": "CLNTCONN",
+    "SVRCONN": "SVRCONN", "CLUSRCVR": "CLUSRCVR", "CLUSSDR": "CLUSSDR", "MQTT": "MQTT", "AMQP": "AMQP",
+    **{word: word for word in CHANNEL_TYPE_CODES},
+    **{str(code): word for word, code in CHANNEL_TYPE_CODES.items()},
+}
+
+# MQCHSSTATE_* (channel substate; runmqsc and REST print the word, PCF the number).
+CHANNEL_SUBSTATE_CODES = {
+    "OTHER": 0, "ENDBATCH": 100, "SEND": 200, "RECEIVE": 300, "SERIALIZE": 400, "RESYNCH": 500, "HEARTBEAT": 600,
+    "SCYEXIT": 700, "RCVEXIT": 800, "SENDEXIT": 900, "MSGEXIT": 1000, "MREXIT": 1100, "CHADEXIT": 1200,
+    "NETCONNECT": 1250, "SSLHANDSHAKE": 1300, "NAMESERVER": 1400, "MQPUT": 1500, "MQGET": 1600, "MQICALL": 1700,
+    "COMPRESS": 1800,
+}
+
+# MQSVC_STATUS_* (command server, channel initiator).
+SERVICE_STATUS_CODES = {"STOPPED": 0, "STARTING": 1, "RUNNING": 2, "STOPPING": 3, "RETRYING": 4}
+
+
+def channel_type_word(value: object) -> str:
+    """The mq_prometheus word for a channel type in any back-end's spelling (``SDR``, ``1``, ``sdr``); unknown
+    spellings are kept upper-cased rather than dropped."""
+    text = str(value).strip().upper()
+    return CHANNEL_TYPE_WORDS.get(text, text)
+
+
 def channel_status_squash(status: str) -> int:
-    """mq_prometheus's squashed channel status: 0 stopped, 1 transitioning, 2 running."""
+    """mq_prometheus's squashed channel status (mqmetric ChannelNormalise): 0 stopped (INACTIVE, DISCONNECTED,
+    STOPPED, PAUSED and any unknown word), 1 transitioning, 2 running."""
     status = status.upper()
     if status == "RUNNING":
         return 2
-    if status in ("STOPPED", "INACTIVE", "DISCONNECTED"):
-        return 0
-    return 1
+    if status in ("BINDING", "STARTING", "STOPPING", "RETRYING", "REQUESTING", "INITIALIZING", "SWITCHING"):
+        return 1
+    return 0
 
 
 class BackendError(Exception):
@@ -34,22 +68,110 @@ class BackendNotAvailable(BackendError):
     """The back-end cannot run here at all (e.g. the MQ client library is not installed)."""
 
 
+# Every field below that a back-end could not read is None (or "" for text): the collector then emits no sample,
+# never 0.  Dates and times the queue manager prints (LPUTDATE/LPUTTIME, LSTMSGDA/LSTMSGTI, STARTDA/STARTTI, ...)
+# are its *local* time: back-ends return them as naive ``datetime`` objects and the collector turns them into ages
+# with the queue manager's configured time zone.  Microsecond and MB figures stay in the unit MQ gives (IBM's
+# mq_prometheus exports them raw under the same names).
+
+
 @dataclass
 class QueueStatus:
     name: str
     depth: int | None = None  # CURDEPTH
-    max_depth: int | None = None  # MAXDEPTH
+    max_depth: int | None = None  # MAXDEPTH (definition)
     oldest_message_age: float | None = None  # MSGAGE, seconds (None where monitoring is off)
     open_input: int | None = None  # IPPROCS
     open_output: int | None = None  # OPPROCS
+    last_put: datetime | None = None  # LPUTDATE + LPUTTIME (queue manager's local time; None: blank / MONQ off)
+    last_get: datetime | None = None  # LGETDATE + LGETTIME
+    qtime_short: int | None = None  # QTIME first value, microseconds (None: blank or 999999999 "not available")
+    qtime_long: int | None = None  # QTIME second value, microseconds
+    uncommitted: int | None = None  # UNCOM: a count where MQ gives one; NO -> 0, YES -> 1
+    file_size_mb: int | None = None  # CURFSIZE, MB (9.1.5+)
+    file_max_size_mb: int | None = None  # CURMAXFS, MB (9.1.5+)
+    monitoring: str = ""  # MONQ of the status (OFF, LOW, MEDIUM, HIGH; "" unknown)
+    usage: str = ""  # NORMAL or XMITQ (definition USAGE)
+    description: str = ""  # DESCR (definition)
 
 
 @dataclass
 class ChannelState:
+    """One instance of a channel's status (DISPLAY CHSTATUS CURRENT); an inactive defined channel is one with
+    status INACTIVE made from its definition."""
+
     name: str
-    status: str  # RUNNING, STOPPED, RETRYING, ...
-    type: str = ""  # SDR, RCVR, SVRCONN, CLUSSDR, ...
+    status: str  # RUNNING, STOPPED, RETRYING, ... (INACTIVE for a defined channel with no status)
+    type: str = ""  # mq_prometheus word: SENDER, RECEIVER, SVRCONN, CLUSSDR, ... (see channel_type_word)
     connection: str = ""  # CONNAME of this instance
+    substate: str = ""  # SUBSTATE word (MQGET, RECEIVE, ...)
+    indoubt: bool | None = None  # INDOUBT(YES/NO)
+    messages: int | None = None  # MSGS (MQI calls for SVRCONN)
+    bytes_sent: int | None = None  # BYTSSENT
+    bytes_received: int | None = None  # BYTSRCVD
+    buffers_sent: int | None = None  # BUFSSENT
+    buffers_received: int | None = None  # BUFSRCVD
+    batches: int | None = None  # BATCHES
+    last_message: datetime | None = None  # LSTMSGDA + LSTMSGTI (local time; None: no message yet)
+    started: datetime | None = None  # CHSTADA + CHSTATI (local time)
+    xmitq_time_short: int | None = None  # XQTIME, microseconds (MONCHL on; sender-side types)
+    xmitq_time_long: int | None = None
+    network_time_short: int | None = None  # NETTIME, microseconds (MONCHL on)
+    network_time_long: int | None = None
+    batch_size_short: int | None = None  # XBATCHSZ (MONCHL on)
+    batch_size_long: int | None = None
+    remote_qmgr: str = ""  # RQMNAME
+    job_name: str = ""  # JOBNAME
+    ssl_cipher: str = ""  # SSLCIPH
+    sharing_conversations: int | None = None  # CURSHCNV (SVRCONN)
+    short_retries_left: int | None = None  # SHORTRTS
+    long_retries_left: int | None = None  # LONGRTS
+    xmitq_messages_available: int | None = None  # XQMSGSA (MONCHL on)
+
+
+@dataclass
+class ChannelDefinition:
+    """A defined channel (DISPLAY CHANNEL): what makes inactive channels visible and bounds SVRCONN instances."""
+
+    name: str
+    type: str  # mq_prometheus word (see channel_type_word)
+    max_instances: int | None = None  # MAXINST (SVRCONN; 999999999 by default)
+    max_instances_per_client: int | None = None  # MAXINSTC
+    description: str = ""  # DESCR
+    xmit_queue: str = ""  # XMITQ (sender-side types)
+
+
+@dataclass
+class QmgrHealth:
+    """DISPLAY QMSTATUS ALL and DISPLAY QMGR: the queue manager's own health (None / "": not read)."""
+
+    connections: int | None = None  # CONNS
+    command_server: str = ""  # CMDSERV word (RUNNING, STOPPED, ...; see SERVICE_STATUS_CODES)
+    channel_initiator: str = ""  # CHINIT word
+    started: datetime | None = None  # STARTDA + STARTTI (local time)
+    # Added for issue 28 (runmqsc/REST helper): LOGSTRDA + LOGSTRTI, the date and time of the oldest log record
+    # needed (local time; mq_prometheus's log_start_epoch); LOGSTRTI comes as HH:MM:SS or HH.MM.SS.
+    log_started: datetime | None = None
+    log_in_use_percent: float | None = None  # LOGINUSE
+    log_utilization_percent: float | None = None  # LOGUTIL
+    log_extent_current: int | None = None  # CURRLOG Snnnnnnn.LOG -> n (linear logging)
+    log_extent_media: int | None = None  # MEDIALOG
+    log_extent_restart: int | None = None  # RECLOG
+    log_extent_archive: int | None = None  # ARCHLOG
+    log_size_archive_mb: int | None = None  # ARCHSZ
+    log_size_reusable_mb: int | None = None  # REUSESZ
+    log_size_media_mb: int | None = None  # MEDIASZ
+    log_size_restart_mb: int | None = None  # RECSZ
+    log_fs_size_mb: int | None = None  # LOGFSSZ
+    log_fs_in_use_percent: float | None = None  # LOGFSUSE
+    qm_fs_size_mb: int | None = None  # QMFSSZ
+    qm_fs_in_use_percent: float | None = None  # QMFSUSE
+    version: str = ""  # VERSION (DISPLAY QMGR), e.g. 09040002
+    command_level: str = ""  # CMDLEVEL
+    qmid: str = ""  # QMID
+    platform: str = ""  # PLATFORM word (UNIX, WINDOWSNT, ZOS, ...)
+    dead_letter_queue: str = ""  # DEADQ
+    max_handles: int | None = None  # MAXHANDS
 
 
 @dataclass
@@ -69,6 +191,9 @@ class Throughput:
     dropped: int = 0  # publications left out so far (garbage, or an implausible interval)
     subscriptions: int = 0  # data subscriptions (or queues reset) in this run
     not_subscribed: int = 0  # wanted queues over the cap
+    # Added for issue 28 (collector helper): queues the queue manager's MAXHANDS leaves room for (the statistics
+    # never hold more handles than MAXHANDS allows); None while MAXHANDS is unknown.
+    handles_cap: int | None = None
     error: str | None = None
     duration: float = 0.0
 
@@ -79,7 +204,13 @@ class QmgrSnapshot:
     status: str  # a state name of states.STATES (RUNNING, RUNNING ELSEWHERE, REPLICA, ENDED NORMALLY, ...)
     queues: list[QueueStatus] = field(default_factory=list)
     channels: list[ChannelState] = field(default_factory=list)
+    channel_definitions: list[ChannelDefinition] | None = None  # None: this back-end did not read definitions
+    health: QmgrHealth | None = None  # None: not read (queue manager not running, or the back-end cannot)
     throughput: Throughput | None = None  # None: this back-end reads no statistics (rest, or statistics off)
+    # Added for issue 28: optional sources of this snapshot that failed while the rest stood, by source ("channel"
+    # = DISPLAY CHANNEL, "qmstatus" = DISPLAY QMSTATUS, "qmgr" = DISPLAY QMGR) -> error text (secret-free).  A
+    # failed source leaves its fields None (channel_definitions None, health None or partly filled).
+    source_errors: dict[str, str] = field(default_factory=dict)
 
 
 class Backend:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.textlines import iter_lines
-from .model import ChannelState, QueueStatus
+from . import mqscmap
+from .model import ChannelDefinition, ChannelState, QmgrHealth, QueueStatus
+from .mqscmap import to_age, to_int  # noqa: F401 - part of this module's interface (rest.py, tests)
 from .states import UNKNOWN, QmgrState, qmgr_state, role_from_native_ha
 
 # ---- runmqsc and dspmq text ----------------------------------------------------------------------------------
@@ -392,56 +394,25 @@ def normalise_qmgr_status(status: str) -> str:
     return qmgr_state(status).name
 
 
-_INTEGER = re.compile(r"[+-]?\d{1,18}")
-_DECIMAL = re.compile(r"[+-]?\d{1,18}(?:\.\d{1,9})?")
-
-
-def _mqsc_int(value: str | None) -> int | None:
-    """An MQ integer attribute, or None when it is blank or not a number."""
-    value = (value or "").strip()
-    return int(value) if _INTEGER.fullmatch(value) else None
-
-
-def _mqsc_seconds(value: str | None) -> float | None:
-    """A number of seconds, or None when it is blank (e.g. MSGAGE with monitoring off) or not a number."""
-    value = (value or "").strip()
-    return float(value) if _DECIMAL.fullmatch(value) else None
-
-
-def _is_channel(block: dict[str, str]) -> bool:
-    return "CHANNEL" in block and "QUEUE" not in block
-
-
 def queues_from_mqsc(blocks: list[dict[str, str]]) -> list[QueueStatus]:
-    """Queues merged by name: status from QSTATUS blocks (TYPE(QUEUE)), MAXDEPTH from QLOCAL blocks."""
-    queues: dict[str, QueueStatus] = {}
-    for block in blocks:
-        name = block.get("QUEUE", "")
-        if not name or _is_channel(block):
-            continue
-        queue = queues.setdefault(name, QueueStatus(name=name))
-        if "CURDEPTH" in block:
-            queue.depth = _mqsc_int(block["CURDEPTH"])
-        if "IPPROCS" in block:
-            queue.open_input = _mqsc_int(block["IPPROCS"])
-        if "OPPROCS" in block:
-            queue.open_output = _mqsc_int(block["OPPROCS"])
-        if "MSGAGE" in block:
-            queue.oldest_message_age = _mqsc_seconds(block["MSGAGE"])
-        if "MAXDEPTH" in block:
-            queue.max_depth = _mqsc_int(block["MAXDEPTH"])
-    return list(queues.values())
+    """Queues merged by name: status from QSTATUS blocks (TYPE(QUEUE)), MAXDEPTH/USAGE/DESCR from QLOCAL blocks
+    (the keyword mapping is :mod:`.mqscmap`'s, shared with the REST back-end)."""
+    return mqscmap.queues(blocks)
 
 
 def channels_from_mqsc(blocks: list[dict[str, str]]) -> list[ChannelState]:
     """One entry per channel instance (a SVRCONN has one per connection); blocks without STATUS are skipped."""
-    channels = []
-    for block in blocks:
-        if not _is_channel(block) or not block["CHANNEL"] or not block.get("STATUS"):
-            continue
-        channels.append(ChannelState(name=block["CHANNEL"], status=block["STATUS"].upper(),
-                                     type=block.get("CHLTYPE", ""), connection=block.get("CONNAME", "")))
-    return channels
+    return mqscmap.channels(blocks)
+
+
+def channel_definitions_from_mqsc(blocks: list[dict[str, str]]) -> list[ChannelDefinition]:
+    """The DISPLAY CHANNEL blocks (channel blocks with no status attribute)."""
+    return mqscmap.channel_definitions(blocks)
+
+
+def health_from_mqsc(blocks: list[dict[str, str]]) -> QmgrHealth | None:
+    """QmgrHealth from the DISPLAY QMSTATUS and DISPLAY QMGR blocks; None when there is neither."""
+    return mqscmap.health(blocks)
 
 
 # ---- mqweb JSON ----------------------------------------------------------------------------------------------
@@ -457,38 +428,6 @@ def map_qmgr_state(state: Any) -> str:
     """mqweb's queue manager ``state`` (``runningElsewhere``, ``endingImmediately``, ...) as the name of its state
     in :mod:`.states` (``RUNNING ELSEWHERE``, ``ENDING IMMEDIATELY``); UNKNOWN when not recognised."""
     return qmgr_state(state).name
-
-
-_INT64 = 2**63
-
-
-def to_int(value: Any) -> int | None:
-    """An integer from a JSON number or numeric string; anything else (blank, text, bool, fraction, beyond a
-    64-bit integer) -> None."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else None  # MQ's integers are 64-bit at most
-    if isinstance(value, float):
-        return int(value) if value.is_integer() and -_INT64 <= value < _INT64 else None
-    if isinstance(value, str):
-        text = value.strip()
-        if text and text[0] in "+-":
-            sign, digits = text[0], text[1:]
-        else:
-            sign, digits = "", text
-        if digits.isascii() and digits.isdigit() and len(digits) <= 19:
-            number = int(sign + digits)
-            return number if -_INT64 <= number < _INT64 else None
-    return None
-
-
-def to_age(value: Any) -> float | None:
-    """MSGAGE / oldestMessageAge in seconds; blank (monitoring off), negative (-1) or garbage -> None."""
-    number = to_int(value)
-    if number is None or number < 0:
-        return None
-    return float(number)
 
 
 def _text(value: Any) -> str:
@@ -553,20 +492,10 @@ def mqsc_answer(data: Any, what: str, benign: tuple[int, ...]) -> MqscAnswer:
 
 
 def queues_from_mqsc_json(status: list[dict[str, Any]], definitions: list[dict[str, Any]]) -> list[QueueStatus]:
-    """Queues by name from the parameters of DISPLAY QSTATUS (depth, handles, age) and DISPLAY QLOCAL (MAXDEPTH)."""
-    queues: dict[str, QueueStatus] = {}
-    for params in status:
-        name = _text(params.get("queue"))
-        if not name:
-            continue
-        queues[name] = QueueStatus(
-            name=name, depth=to_int(params.get("curdepth")), oldest_message_age=to_age(params.get("msgage")),
-            open_input=to_int(params.get("ipprocs")), open_output=to_int(params.get("opprocs")))
-    for params in definitions:
-        name = _text(params.get("queue"))
-        if name:
-            queues.setdefault(name, QueueStatus(name=name)).max_depth = to_int(params.get("maxdepth"))
-    return [queues[name] for name in sorted(queues)]
+    """Queues by name from the parameters of DISPLAY QSTATUS and DISPLAY QLOCAL (keys upper-cased, then the
+    shared keyword mapping of :mod:`.mqscmap`)."""
+    queues = mqscmap.queues(mqscmap.upper_keys(p) for p in [*status, *definitions] if _text(p.get("queue")))
+    return sorted(queues, key=lambda q: q.name)
 
 
 def queues_from_v1(data: Any) -> list[QueueStatus]:
@@ -590,15 +519,22 @@ def queues_from_v1(data: Any) -> list[QueueStatus]:
 
 def channels_from_mqsc_json(chstatus: list[dict[str, Any]]) -> list[ChannelState]:
     """Channel instances from the parameters of DISPLAY CHSTATUS, sorted by name and connection."""
-    channels: list[ChannelState] = []
-    for params in chstatus:
-        name = _text(params.get("channel"))
-        if not name:
-            continue
-        channels.append(ChannelState(name=name, status=(_text(params.get("status")) or "UNKNOWN").upper(),
-                                     type=_text(params.get("chltype")).upper(),
-                                     connection=_text(params.get("conname"))))
-    return sorted(channels, key=lambda c: (c.name, c.connection))
+    channels = [mqscmap.channel_state(mqscmap.upper_keys(params)) for params in chstatus]
+    return sorted((c for c in channels if c is not None), key=lambda c: (c.name, c.connection))
+
+
+def channel_definitions_from_mqsc_json(definitions: list[dict[str, Any]]) -> list[ChannelDefinition]:
+    """Defined channels from the parameters of DISPLAY CHANNEL, sorted by name."""
+    found = [mqscmap.channel_definition(mqscmap.upper_keys(params)) for params in definitions]
+    return sorted((d for d in found if d is not None), key=lambda d: d.name)
+
+
+def health_from_mqsc_json(*answers: list[dict[str, Any]]) -> QmgrHealth | None:
+    """QmgrHealth from the parameters of DISPLAY QMSTATUS and DISPLAY QMGR; None when both are empty."""
+    health: QmgrHealth | None = None
+    for params in (p for answer in answers for p in answer):
+        health = mqscmap.update_health(health if health is not None else QmgrHealth(), mqscmap.upper_keys(params))
+    return health
 
 
 def describe_mqwb_error(body: bytes) -> tuple[str, str]:

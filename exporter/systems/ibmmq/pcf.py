@@ -1,6 +1,7 @@
 """IBM MQ PCF back-end through the ``ibmmq`` package (the maintained successor of pymqi).
 
-Besides the four inquiries it holds the queue manager's resource-statistics subscriptions (put/get counts,
+Besides its six inquiries (queue manager status and attributes, queue status and definitions, channel status
+and definitions) it holds the queue manager's resource-statistics subscriptions (put/get counts,
 :mod:`.statistics`) on the same connection, or, only where configured, resets queue statistics (destructive).
 
 ``ibmmq`` is an optional extra (``pip install 'middleware-exporter[mq]'``) that needs the IBM MQ client libraries,
@@ -12,11 +13,28 @@ tests check them against ``ibmmq.CMQC``/``CMQCFC``).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from .model import Backend, BackendError, BackendNotAvailable, ChannelState, QmgrSnapshot, QueueStatus, Throughput
+from .model import (
+    CHANNEL_STATUS_CODES,
+    CHANNEL_SUBSTATE_CODES,
+    SERVICE_STATUS_CODES,
+    Backend,
+    BackendError,
+    BackendNotAvailable,
+    ChannelDefinition,
+    ChannelState,
+    QmgrHealth,
+    QmgrSnapshot,
+    QueueStatus,
+    Throughput,
+    channel_type_word,
+)
 from .states import STATES, UNKNOWN, qmgr_state_from_code
 from .statistics import PublicationStats, ResetQstatsStats, StatisticsError, describe_error
 
@@ -34,6 +52,101 @@ MQCACH_CHANNEL_NAME = 3501
 MQCACH_CONNECTION_NAME = 3506
 MQIACH_CHANNEL_TYPE = 1511
 MQIACH_CHANNEL_STATUS = 1527
+# Health figures (issue 28).  Every id below was checked against IBM's constants as generated from cmqc.h /
+# cmqcfc.h / cmqxc.h in ibm-messaging/mq-golang, ibmmq/cmqc_linux_amd64.go, commit
+# 965b115c2dcc0268fe5b86e5ddc74dc62f9cfa12 (2026-02-06), and the tests check them again against the ``ibmmq``
+# package's CMQC / CMQCFC.
+MQCMD_INQUIRE_Q_MGR = 2
+MQCMD_INQUIRE_Q = 13
+MQCMD_INQUIRE_CHANNEL = 25
+MQCMD_INQUIRE_Q_STATUS = 41
+MQCMD_INQUIRE_CHANNEL_STATUS = 42
+MQCMD_INQUIRE_Q_MGR_STATUS = 161
+MQIACF_ALL = 1009
+MQIACF_Q_MGR_ATTRS = 1001
+MQIACF_Q_ATTRS = 1002
+MQIACF_CHANNEL_ATTRS = 1015
+MQIACF_Q_STATUS_ATTRS = 1026
+MQIACF_Q_STATUS_TYPE = 1103
+MQIACF_Q_STATUS = 1105
+MQIACF_Q_MGR_STATUS_ATTRS = 1229
+MQIACH_CHANNEL_INSTANCE_TYPE = 1523
+MQIACH_CHANNEL_INSTANCE_ATTRS = 1524
+MQOT_CURRENT_CHANNEL = 1011
+# queue status / definition
+MQCACF_LAST_PUT_DATE, MQCACF_LAST_PUT_TIME, MQCACF_LAST_GET_DATE, MQCACF_LAST_GET_TIME = 3128, 3129, 3130, 3131
+MQIACF_Q_TIME_INDICATOR = 1226  # [short, long] on every platform
+MQIACF_UNCOMMITTED_MSGS = 1027
+MQIACF_CUR_Q_FILE_SIZE = 1437
+MQIACF_CUR_MAX_FILE_SIZE = 1438
+MQIACF_MONITORING = 1258
+MQIA_USAGE = 12
+MQCA_Q_DESC = 2013
+MQUS_NORMAL, MQUS_TRANSMISSION = 0, 1
+MQMON_WORDS = {0: "OFF", 17: "LOW", 33: "MEDIUM", 65: "HIGH"}  # MQMON_OFF/LOW/MEDIUM/HIGH
+MQQT_OVERFLOW = 999999999  # QTIME too large to show: runmqsc prints 999999999 too
+# channel status / definition
+MQIACH_CHANNEL_SUBSTATE = 1609
+MQIACH_INDOUBT_STATUS = 1528
+MQIACH_MSGS = 1534
+MQIACH_BYTES_SENT = 1535
+MQIACH_BYTES_RCVD = 1536
+MQIACH_BATCHES = 1537
+MQIACH_BUFFERS_SENT = 1538
+MQIACH_BUFFERS_RCVD = 1539
+MQIACH_XMITQ_TIME_INDICATOR = 1604
+MQIACH_NETWORK_TIME_INDICATOR = 1605
+MQIACH_BATCH_SIZE_INDICATOR = 1607
+MQIACH_XMITQ_MSGS_AVAILABLE = 1608
+MQIACH_CURRENT_SHARING_CONVS = 1617
+MQIACH_SHORT_RETRIES_LEFT = 1541
+MQIACH_LONG_RETRIES_LEFT = 1540
+MQCACH_LAST_MSG_TIME = 3524
+MQCACH_LAST_MSG_DATE = 3525
+MQCACH_CHANNEL_START_TIME = 3528
+MQCACH_CHANNEL_START_DATE = 3529
+MQCACH_MCA_JOB_NAME = 3530
+MQCACH_SSL_CIPHER_SPEC = 3544
+MQCA_REMOTE_Q_MGR_NAME = 2017
+MQIACH_MAX_INSTANCES = 1618
+MQIACH_MAX_INSTS_PER_CLIENT = 1619
+MQCACH_DESC = 3502
+MQCACH_XMIT_Q_NAME = 3505
+# queue manager status / attributes
+MQIACF_CONNECTION_COUNT = 1230
+MQIACF_CHINIT_STATUS = 1232
+MQIACF_CMD_SERVER_STATUS = 1233
+MQCACF_Q_MGR_START_DATE = 3175
+MQCACF_Q_MGR_START_TIME = 3176
+MQCACF_LOG_START_DATE = 3214
+MQCACF_LOG_START_TIME = 3216
+MQIACF_LOG_IN_USE = 1420
+MQIACF_LOG_UTILIZATION = 1421
+MQCACF_CURRENT_LOG_EXTENT_NAME = 3071
+MQCACF_RESTART_LOG_EXTENT_NAME = 3072
+MQCACF_MEDIA_LOG_EXTENT_NAME = 3073
+MQCACF_ARCHIVE_LOG_EXTENT_NAME = 3208
+MQIACF_ARCHIVE_LOG_SIZE = 1416
+MQIACF_MEDIA_LOG_SIZE = 1417
+MQIACF_RESTART_LOG_SIZE = 1418
+MQIACF_REUSABLE_LOG_SIZE = 1419
+MQIACF_LOG_FS_IN_USE = 1452
+MQIACF_LOG_FS_SIZE = 1453
+MQIACF_Q_MGR_FS_IN_USE = 1464
+MQIACF_Q_MGR_FS_SIZE = 1465
+MQCA_VERSION = 2120
+MQIA_COMMAND_LEVEL = 31
+MQCA_Q_MGR_IDENTIFIER = 2032
+MQIA_PLATFORM = 32
+MQCA_DEAD_LETTER_Q_NAME = 2006
+MQIA_MAX_HANDLES = 11
+MQPL_ZOS = 1
+# MQPL_* -> the word runmqsc prints in PLATFORM(...) (MVS is printed as ZOS here, as mq_prometheus names it)
+PLATFORM_WORDS = {1: "ZOS", 3: "UNIX", 4: "OS400", 11: "WINDOWSNT", 13: "NSK", 28: "APPLIANCE"}
+MQRCCF_CHANNEL_NOT_FOUND = 4032
+# MQCNO_VERSION_6 is the first MQCNO with CCDTUrl; MQCNO_CLIENT_BINDING forces a client connection without an MQCD
+MQCNO_VERSION_6 = 6
+MQCNO_CLIENT_BINDING = 0x800
 MQGACF_Q_STATISTICS_DATA = 8011
 MQIAMO_PUTS = 735
 MQIAMO_PUT1S = 734
@@ -53,11 +166,10 @@ MQGMO_WAIT, MQGMO_NO_WAIT, MQGMO_NO_SYNCPOINT, MQGMO_CONVERT, MQGMO_FAIL_IF_QUIE
 
 # MQQMSTA_* code -> state name (the states themselves are in .states, shared with the other back-ends).
 QMGR_STATUS = {code: qmgr_state_from_code(code).name for code in (1, 2, 3, 4)}
-CHANNEL_STATUS = {0: "INACTIVE", 1: "BINDING", 2: "STARTING", 3: "RUNNING", 4: "STOPPING", 5: "RETRYING",
-                  6: "STOPPED", 7: "REQUESTING", 8: "PAUSED", 9: "DISCONNECTED", 13: "INITIALIZING",
-                  14: "SWITCHING"}
-CHANNEL_TYPES = {1: "SDR", 2: "SVR", 3: "RCVR", 4: "RQSTR", 6: "CLNTCONN", 7: "SVRCONN", 8: "CLUSRCVR",
-                 9: "CLUSSDR", 10: "MQTT", 11: "AMQP"}
+# Integer codes -> the model's words (the tables are the model's, inverted here once).
+CHANNEL_STATUS = {code: word for word, code in CHANNEL_STATUS_CODES.items()}
+CHANNEL_SUBSTATE = {code: word for word, code in CHANNEL_SUBSTATE_CODES.items()}
+SERVICE_STATUS = {code: word for word, code in SERVICE_STATUS_CODES.items()}
 
 
 def _text(value: Any) -> str:
@@ -80,18 +192,165 @@ def _int(value: Any) -> int | None:
         return None
 
 
+def _number(value: Any) -> int | None:
+    """A status figure: negative (MQ's -1 "not available", MQFS_SHARED -1, ...) or missing is None."""
+    number = _int(value) if not isinstance(value, (list, tuple)) else None
+    return number if number is not None and number >= 0 else None
+
+
+def _pair(value: Any, first_is_long: bool) -> tuple[int | None, int | None]:
+    """(short, long) of a two-value indicator; -1 and 999999999 (too large to show) are None."""
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        return None, None
+    first, second = (_number(v) for v in value[:2])
+    first, second = (None if v == MQQT_OVERFLOW else v for v in (first, second))
+    return (second, first) if first_is_long else (first, second)
+
+
+_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_TIME = re.compile(r"^(\d{2})[.:](\d{2})[.:](\d{2})$")
+
+
+def _when(date: Any, time_: Any) -> datetime | None:
+    """A date (YYYY-MM-DD) and time (HH.MM.SS; some fields use colons) as the queue manager's naive local time."""
+    day, clock = _DAY.match(_text(date or "")), _TIME.match(_text(time_ or ""))
+    if not day or not clock:
+        return None
+    try:
+        return datetime(*(int(g) for g in day.groups()), *(int(g) for g in clock.groups()))
+    except ValueError:
+        return None
+
+
+_EXTENT = re.compile(r"S(\d+)\.LOG$", re.IGNORECASE)
+
+
+def _extent(value: Any) -> int | None:
+    match = _EXTENT.search(_text(value or ""))
+    return int(match.group(1)) if match else None
+
+
+def _word(table: dict[int, str], value: Any) -> str:
+    code = _int(value) if not isinstance(value, (list, tuple)) else None
+    return table.get(code, "") if code is not None else ""
+
+
+def _percent(value: Any) -> float | None:
+    number = _number(value)
+    return float(number) if number is not None else None
+
+
+def channel_from_pcf(item: dict, first_is_long: bool = True) -> ChannelState | None:
+    """One MQCMD_INQUIRE_CHANNEL_STATUS answer.  ``first_is_long``: the XMITQ/NETWORK time and batch size pairs
+    come long-first on Distributed platforms and short-first on z/OS (IBM PCF defect 304982, as mqmetric's
+    channel.go reads them); queue QTIME is short-first everywhere."""
+    name = _text(item.get(MQCACH_CHANNEL_NAME, ""))
+    if not name:
+        return None
+    code = _int(item.get(MQIACH_CHANNEL_STATUS))
+    kind = _int(item.get(MQIACH_CHANNEL_TYPE))
+    indoubt = _number(item.get(MQIACH_INDOUBT_STATUS))
+    xq_short, xq_long = _pair(item.get(MQIACH_XMITQ_TIME_INDICATOR), first_is_long)
+    net_short, net_long = _pair(item.get(MQIACH_NETWORK_TIME_INDICATOR), first_is_long)
+    batch_short, batch_long = _pair(item.get(MQIACH_BATCH_SIZE_INDICATOR), first_is_long)
+    return ChannelState(
+        name=name,
+        status=CHANNEL_STATUS.get(code if code is not None else -1, "UNKNOWN"),
+        type=channel_type_word(kind) if kind is not None else "",
+        connection=_text(item.get(MQCACH_CONNECTION_NAME, "")),
+        substate=_word(CHANNEL_SUBSTATE, item.get(MQIACH_CHANNEL_SUBSTATE)),
+        indoubt=None if indoubt is None else indoubt == 1,  # MQCHIDS_INDOUBT 1, MQCHIDS_NOT_INDOUBT 0
+        messages=_number(item.get(MQIACH_MSGS)),
+        bytes_sent=_number(item.get(MQIACH_BYTES_SENT)),
+        bytes_received=_number(item.get(MQIACH_BYTES_RCVD)),
+        buffers_sent=_number(item.get(MQIACH_BUFFERS_SENT)),
+        buffers_received=_number(item.get(MQIACH_BUFFERS_RCVD)),
+        batches=_number(item.get(MQIACH_BATCHES)),
+        last_message=_when(item.get(MQCACH_LAST_MSG_DATE), item.get(MQCACH_LAST_MSG_TIME)),
+        started=_when(item.get(MQCACH_CHANNEL_START_DATE), item.get(MQCACH_CHANNEL_START_TIME)),
+        xmitq_time_short=xq_short, xmitq_time_long=xq_long,
+        network_time_short=net_short, network_time_long=net_long,
+        batch_size_short=batch_short, batch_size_long=batch_long,
+        remote_qmgr=_text(item.get(MQCA_REMOTE_Q_MGR_NAME, "")),
+        job_name=_text(item.get(MQCACH_MCA_JOB_NAME, "")),
+        ssl_cipher=_text(item.get(MQCACH_SSL_CIPHER_SPEC, "")),
+        sharing_conversations=_number(item.get(MQIACH_CURRENT_SHARING_CONVS)),
+        short_retries_left=_number(item.get(MQIACH_SHORT_RETRIES_LEFT)),
+        long_retries_left=_number(item.get(MQIACH_LONG_RETRIES_LEFT)),
+        xmitq_messages_available=_number(item.get(MQIACH_XMITQ_MSGS_AVAILABLE)),
+    )
+
+
+def definition_from_pcf(item: dict) -> ChannelDefinition | None:
+    """One MQCMD_INQUIRE_CHANNEL answer."""
+    name = _text(item.get(MQCACH_CHANNEL_NAME, ""))
+    kind = _int(item.get(MQIACH_CHANNEL_TYPE))
+    if not name or kind is None:
+        return None
+    return ChannelDefinition(
+        name=name, type=channel_type_word(kind),
+        max_instances=_number(item.get(MQIACH_MAX_INSTANCES)),
+        max_instances_per_client=_number(item.get(MQIACH_MAX_INSTS_PER_CLIENT)),
+        description=_text(item.get(MQCACH_DESC, "")),
+        xmit_queue=_text(item.get(MQCACH_XMIT_Q_NAME, "")),
+    )
+
+
+def health_from_pcf(status: dict, attrs: dict) -> QmgrHealth:
+    """MQCMD_INQUIRE_Q_MGR_STATUS (``status``) and MQCMD_INQUIRE_Q_MGR (``attrs``) answers."""
+    level = _number(attrs.get(MQIA_COMMAND_LEVEL))
+    platform = _int(attrs.get(MQIA_PLATFORM))
+    return QmgrHealth(
+        connections=_number(status.get(MQIACF_CONNECTION_COUNT)),
+        command_server=_word(SERVICE_STATUS, status.get(MQIACF_CMD_SERVER_STATUS)),
+        channel_initiator=_word(SERVICE_STATUS, status.get(MQIACF_CHINIT_STATUS)),
+        started=_when(status.get(MQCACF_Q_MGR_START_DATE), status.get(MQCACF_Q_MGR_START_TIME)),
+        log_started=_when(status.get(MQCACF_LOG_START_DATE), status.get(MQCACF_LOG_START_TIME)),
+        log_in_use_percent=_percent(status.get(MQIACF_LOG_IN_USE)),
+        log_utilization_percent=_percent(status.get(MQIACF_LOG_UTILIZATION)),
+        log_extent_current=_extent(status.get(MQCACF_CURRENT_LOG_EXTENT_NAME)),
+        log_extent_media=_extent(status.get(MQCACF_MEDIA_LOG_EXTENT_NAME)),
+        log_extent_restart=_extent(status.get(MQCACF_RESTART_LOG_EXTENT_NAME)),
+        log_extent_archive=_extent(status.get(MQCACF_ARCHIVE_LOG_EXTENT_NAME)),
+        log_size_archive_mb=_number(status.get(MQIACF_ARCHIVE_LOG_SIZE)),
+        log_size_reusable_mb=_number(status.get(MQIACF_REUSABLE_LOG_SIZE)),
+        log_size_media_mb=_number(status.get(MQIACF_MEDIA_LOG_SIZE)),
+        log_size_restart_mb=_number(status.get(MQIACF_RESTART_LOG_SIZE)),
+        log_fs_size_mb=_number(status.get(MQIACF_LOG_FS_SIZE)),  # MQFS_SHARED (-1): on the qmgr's FS -> None
+        log_fs_in_use_percent=_percent(status.get(MQIACF_LOG_FS_IN_USE)),
+        qm_fs_size_mb=_number(status.get(MQIACF_Q_MGR_FS_SIZE)),
+        qm_fs_in_use_percent=_percent(status.get(MQIACF_Q_MGR_FS_IN_USE)),
+        version=_text(attrs.get(MQCA_VERSION, "")),
+        command_level=str(level) if level is not None else "",
+        qmid=_text(attrs.get(MQCA_Q_MGR_IDENTIFIER, "")),
+        platform=PLATFORM_WORDS.get(platform, str(platform)) if platform is not None else "",
+        dead_letter_queue=_text(attrs.get(MQCA_DEAD_LETTER_Q_NAME, "")),
+        max_handles=_number(attrs.get(MQIA_MAX_HANDLES)),
+    )
+
+
 def snapshot_from_pcf(qmgr: str, qmgr_status: Iterable[dict], queue_status: Iterable[dict],
-                      queues: Iterable[dict], channel_status: Iterable[dict]) -> QmgrSnapshot:
-    """The common model from PCF answers (MQCMD_INQUIRE_Q_MGR_STATUS, _Q_STATUS, _Q, _CHANNEL_STATUS)."""
+                      queues: Iterable[dict], channel_status: Iterable[dict],
+                      channel_definitions: Iterable[dict] | None = None,
+                      qmgr_attributes: Iterable[dict] = ()) -> QmgrSnapshot:
+    """The common model from PCF answers (MQCMD_INQUIRE_Q_MGR_STATUS, _Q_STATUS, _Q, _CHANNEL_STATUS, and
+    MQCMD_INQUIRE_CHANNEL (None: not read), MQCMD_INQUIRE_Q_MGR)."""
     status = UNKNOWN.name
-    for item in qmgr_status:
+    status_items = list(qmgr_status)
+    for item in status_items:
         status = qmgr_state_from_code(_int(item.get(MQIACF_Q_MGR_STATUS))).name
+    attrs = next(iter(qmgr_attributes), {})
+    health = health_from_pcf(status_items[-1], attrs) if status_items else None
+    first_is_long = _int(attrs.get(MQIA_PLATFORM)) != MQPL_ZOS
     by_name: dict[str, QueueStatus] = {}
     for item in queues:
         name = _text(item.get(MQCA_Q_NAME, ""))
         if not name or _int(item.get(MQIA_Q_TYPE, MQQT_LOCAL)) != MQQT_LOCAL:
             continue
-        by_name.setdefault(name, QueueStatus(name)).max_depth = _int(item.get(MQIA_MAX_Q_DEPTH))
+        queue = by_name.setdefault(name, QueueStatus(name))
+        queue.max_depth = _int(item.get(MQIA_MAX_Q_DEPTH))
+        queue.usage = {MQUS_NORMAL: "NORMAL", MQUS_TRANSMISSION: "XMITQ"}.get(_int(item.get(MQIA_USAGE)), "")
+        queue.description = _text(item.get(MQCA_Q_DESC, ""))
     for item in queue_status:
         name = _text(item.get(MQCA_Q_NAME, ""))
         if not name:
@@ -100,22 +359,21 @@ def snapshot_from_pcf(qmgr: str, qmgr_status: Iterable[dict], queue_status: Iter
         queue.depth = _int(item.get(MQIA_CURRENT_Q_DEPTH))
         queue.open_input = _int(item.get(MQIA_OPEN_INPUT_COUNT))
         queue.open_output = _int(item.get(MQIA_OPEN_OUTPUT_COUNT))
-        age = _int(item.get(MQIACF_OLDEST_MSG_AGE))
-        queue.oldest_message_age = float(age) if age is not None and age >= 0 else None  # -1: monitoring off
-    channels = []
-    for item in channel_status:
-        name = _text(item.get(MQCACH_CHANNEL_NAME, ""))
-        if not name:
-            continue
-        code = _int(item.get(MQIACH_CHANNEL_STATUS))
-        channels.append(ChannelState(
-            name=name,
-            status=CHANNEL_STATUS.get(code if code is not None else -1, "UNKNOWN"),
-            type=CHANNEL_TYPES.get(_int(item.get(MQIACH_CHANNEL_TYPE)) or -1, ""),
-            connection=_text(item.get(MQCACH_CONNECTION_NAME, "")),
-        ))
+        age = _number(item.get(MQIACF_OLDEST_MSG_AGE))
+        queue.oldest_message_age = float(age) if age is not None else None  # -1: monitoring off
+        queue.last_put = _when(item.get(MQCACF_LAST_PUT_DATE), item.get(MQCACF_LAST_PUT_TIME))
+        queue.last_get = _when(item.get(MQCACF_LAST_GET_DATE), item.get(MQCACF_LAST_GET_TIME))
+        queue.qtime_short, queue.qtime_long = _pair(item.get(MQIACF_Q_TIME_INDICATOR), first_is_long=False)
+        queue.uncommitted = _number(item.get(MQIACF_UNCOMMITTED_MSGS))
+        queue.file_size_mb = _number(item.get(MQIACF_CUR_Q_FILE_SIZE))
+        queue.file_max_size_mb = _number(item.get(MQIACF_CUR_MAX_FILE_SIZE))
+        queue.monitoring = _word(MQMON_WORDS, item.get(MQIACF_MONITORING))
+    channels = [c for c in (channel_from_pcf(item, first_is_long) for item in channel_status) if c is not None]
+    definitions = None
+    if channel_definitions is not None:
+        definitions = [d for d in (definition_from_pcf(item) for item in channel_definitions) if d is not None]
     return QmgrSnapshot(qmgr=qmgr, status=status, queues=sorted(by_name.values(), key=lambda q: q.name),
-                        channels=channels)
+                        channels=channels, channel_definitions=definitions, health=health)
 
 
 def queue_statistics(params: dict) -> dict[str, tuple[int, int]]:
@@ -147,20 +405,56 @@ def load_ibmmq() -> Any:
     return ibmmq
 
 
+@dataclass(frozen=True)
+class PcfTls:
+    """TLS of the client connection (checked by the queue manager entry's validation before it gets here).
+
+    ``ccdt``: a file:// (or http(s)/ftp) URL of a JSON or binary CCDT, passed as MQCNO.CCDTUrl (MQCCDTURL); the
+    channel, its connection name and its cipher then come from the CCDT entry.  ``key_repository``: MQSCO
+    KeyRepository (MQSSLKEYR), the key database's path without ``.kdb``.  ``cipher_spec``: MQCD.SSLCipherSpec.
+    ``certificate_label``: MQSCO CertificateLabel (the client's certificate; default ibmwebspheremq<user>)."""
+
+    ccdt: str | None = None
+    key_repository: str | None = None
+    cipher_spec: str | None = None
+    certificate_label: str | None = None
+
+
 class IbmmqAdapter:
-    """The four PCF inquiries through ``ibmmq`` over a client connection."""
+    """The PCF inquiries through ``ibmmq`` over a client connection (plain, TLS, or from a CCDT)."""
 
     def __init__(self, qmgr: str, channel: str, conn_name: str, user: str | None, password: str | None,
-                 timeout: float) -> None:
+                 timeout: float, tls: PcfTls | None = None) -> None:
         ibmmq = load_ibmmq()
         self.ibmmq = ibmmq
-        cd = ibmmq.CD()
-        cd.ChannelName = channel.encode()
-        cd.ConnectionName = conn_name.encode()
-        cd.ChannelType = ibmmq.CMQXC.MQCHT_CLNTCONN
-        cd.TransportType = ibmmq.CMQXC.MQXPT_TCP
+        tls = tls or PcfTls()
+        kwargs: dict[str, Any] = {}
+        if tls.ccdt:
+            # no MQCD: an MQCD passed beside the CCDT would win over it (MQCONNX's order: MQCD, then CCDT)
+            cno = ibmmq.CNO()
+            if not hasattr(cno, "CCDTUrl"):  # the MQ client library predates MQCNO version 6 (MQ 9.0)
+                raise BackendNotAvailable("MQ client library too old for a CCDT URL (needs MQ 9.0 or later)")
+            cno.Version = max(cno.Version, MQCNO_VERSION_6)
+            cno.Options |= MQCNO_CLIENT_BINDING
+            cno.CCDTUrl = tls.ccdt.encode()
+            kwargs["cno"] = cno
+        else:
+            cd = ibmmq.CD()
+            cd.ChannelName = channel.encode()
+            cd.ConnectionName = conn_name.encode()
+            cd.ChannelType = ibmmq.CMQXC.MQCHT_CLNTCONN
+            cd.TransportType = ibmmq.CMQXC.MQXPT_TCP
+            if tls.cipher_spec:
+                cd.SSLCipherSpec = tls.cipher_spec.encode()  # ibmmq raises MQCD.Version to 7 for it
+            kwargs["cd"] = cd
+        if tls.key_repository or tls.certificate_label:
+            sco = ibmmq.SCO()
+            if tls.key_repository:
+                sco.KeyRepository = tls.key_repository.encode()
+            if tls.certificate_label:
+                sco.CertificateLabel = tls.certificate_label.encode()
+            kwargs["sco"] = sco
         self.qm = ibmmq.QueueManager(None)
-        kwargs: dict[str, Any] = {"cd": cd}
         if user:
             kwargs.update(user=user, password=password or "")
         self.qm.connect_with_options(qmgr, **kwargs)
@@ -175,18 +469,31 @@ class IbmmqAdapter:
             raise
 
     def qmgr_status(self) -> list[dict]:
-        return self._inquire("MQCMD_INQUIRE_Q_MGR_STATUS", {})
+        return self._inquire("MQCMD_INQUIRE_Q_MGR_STATUS", {MQIACF_Q_MGR_STATUS_ATTRS: [MQIACF_ALL]})
+
+    def qmgr_attributes(self) -> list[dict]:
+        return self._inquire("MQCMD_INQUIRE_Q_MGR", {MQIACF_Q_MGR_ATTRS: [
+            MQCA_VERSION, MQIA_COMMAND_LEVEL, MQCA_Q_MGR_IDENTIFIER, MQIA_PLATFORM, MQCA_DEAD_LETTER_Q_NAME,
+            MQIA_MAX_HANDLES]})
 
     def queue_status(self) -> list[dict]:
-        return self._inquire("MQCMD_INQUIRE_Q_STATUS", {MQCA_Q_NAME: b"*"}, (MQRC_UNKNOWN_OBJECT_NAME,))
-
-    def queues(self) -> list[dict]:
-        return self._inquire("MQCMD_INQUIRE_Q", {MQCA_Q_NAME: b"*", MQIA_Q_TYPE: MQQT_LOCAL},
+        return self._inquire("MQCMD_INQUIRE_Q_STATUS", {MQCA_Q_NAME: b"*", MQIACF_Q_STATUS_TYPE: MQIACF_Q_STATUS,
+                                                        MQIACF_Q_STATUS_ATTRS: [MQIACF_ALL]},
                              (MQRC_UNKNOWN_OBJECT_NAME,))
 
+    def queues(self) -> list[dict]:
+        return self._inquire("MQCMD_INQUIRE_Q", {MQCA_Q_NAME: b"*", MQIA_Q_TYPE: MQQT_LOCAL, MQIACF_Q_ATTRS: [
+            MQCA_Q_NAME, MQIA_Q_TYPE, MQIA_MAX_Q_DEPTH, MQIA_USAGE, MQCA_Q_DESC]}, (MQRC_UNKNOWN_OBJECT_NAME,))
+
     def channel_status(self) -> list[dict]:
-        return self._inquire("MQCMD_INQUIRE_CHANNEL_STATUS", {MQCACH_CHANNEL_NAME: b"*"},
-                             (MQRCCF_CHL_STATUS_NOT_FOUND,))
+        return self._inquire("MQCMD_INQUIRE_CHANNEL_STATUS", {
+            MQCACH_CHANNEL_NAME: b"*", MQIACH_CHANNEL_INSTANCE_TYPE: MQOT_CURRENT_CHANNEL,
+            MQIACH_CHANNEL_INSTANCE_ATTRS: [MQIACF_ALL]}, (MQRCCF_CHL_STATUS_NOT_FOUND,))
+
+    def channel_definitions(self) -> list[dict]:
+        return self._inquire("MQCMD_INQUIRE_CHANNEL", {MQCACH_CHANNEL_NAME: b"*", MQIACF_CHANNEL_ATTRS: [
+            MQCACH_CHANNEL_NAME, MQIACH_CHANNEL_TYPE, MQIACH_MAX_INSTANCES, MQIACH_MAX_INSTS_PER_CLIENT,
+            MQCACH_DESC, MQCACH_XMIT_Q_NAME]}, (MQRCCF_CHANNEL_NOT_FOUND,))
 
     def subscribe(self, topic: str) -> Any:
         """A managed, non-durable subscription to ``topic``: the queue manager delivers this subscriber its own
@@ -230,9 +537,11 @@ class PcfBackend(Backend):
 
     def __init__(self, qmgr: str, channel: str, conn_name: str, user: str | None = None,
                  password: str | None = None, timeout: float = 10.0, adapter_factory=None,
-                 statistics: str = "off", statistics_max_queues: int = 50, monitor_interval: float = 10.0) -> None:
+                 statistics: str = "off", statistics_max_queues: int = 50, monitor_interval: float = 10.0,
+                 tls: PcfTls | None = None) -> None:
         self.qmgr = qmgr
         self._args = (qmgr, channel, conn_name, user, password, timeout)
+        self._tls = tls if tls is not None and any(vars(tls).values()) else None
         self._factory = adapter_factory or IbmmqAdapter
         self._adapter: Any = None
         self.stats: PublicationStats | ResetQstatsStats | None = None
@@ -249,9 +558,11 @@ class PcfBackend(Backend):
     def snapshot(self) -> QmgrSnapshot:
         try:
             if self._adapter is None:
-                self._adapter = self._factory(*self._args)
+                self._adapter = self._factory(*self._args, **({"tls": self._tls} if self._tls else {}))
             a = self._adapter
-            snap = snapshot_from_pcf(self.qmgr, a.qmgr_status(), a.queue_status(), a.queues(), a.channel_status())
+            qmgr_status = a.qmgr_status()
+            snap = snapshot_from_pcf(self.qmgr, qmgr_status, a.queue_status(), a.queues(), a.channel_status(),
+                                     a.channel_definitions(), a.qmgr_attributes() if qmgr_status else ())
         except BackendError:
             raise
         except Exception as exc:  # noqa: BLE001 - MQMIError and friends: reconnect next time
@@ -290,3 +601,59 @@ class PcfBackend(Backend):
             self._adapter = None
         if isinstance(self.stats, PublicationStats):
             self.stats.forget()
+
+
+# Field widths of MQCD.SSLCipherSpec, MQSCO.KeyRepository and MQSCO.CertificateLabel (cmqxc.h / cmqc.h: MQ_SSL_
+# CIPHER_SPEC_LENGTH 32, MQ_SSL_KEY_REPOSITORY_LENGTH 256, MQ_CERT_LABEL_LENGTH 64); ibmmq packs the structures with
+# struct.pack, which cuts longer values short without a word, so they are refused here.
+_WIDTHS = {"cipher_spec": 32, "key_repository": 256, "certificate_label": 64}
+_CCDT_SCHEMES = ("file://", "http://", "https://", "ftp://")
+
+
+def tls_settings(ccdt: str | None, key_repository: str | None, cipher_spec: str | None,
+                 certificate_label: str | None, channel: str | None = None,
+                 conn_name: str | None = None) -> PcfTls:
+    """The PCF connection's TLS settings of a queue manager entry, checked: ValueError names the key and why.
+
+    A CCDT given as a path becomes a file:// URL (what MQCNO.CCDTUrl takes); a key repository given with its
+    ``.kdb`` is taken without it (MQ adds it); both are made absolute, so the exporter's working directory does
+    not matter later."""
+    from pathlib import Path  # noqa: PLC0415 - only for queue managers using PCF over TLS
+
+    for key, value in (("cipher_spec", cipher_spec), ("key_repository", key_repository),
+                       ("certificate_label", certificate_label)):
+        if value is not None and len(value) > _WIDTHS[key]:
+            raise ValueError(f"{key}: longer than MQ's {_WIDTHS[key]} characters")
+    url = None
+    if ccdt:
+        if channel or conn_name:
+            raise ValueError("ccdt: set either ccdt or channel/conn_name, not both (the CCDT entry names the "
+                             "channel and its connection, and an MQCD beside it would override the CCDT)")
+        if cipher_spec:
+            raise ValueError("cipher_spec: not with ccdt (the cipher is the SSLCIPH of the CCDT's channel entry)")
+        if ccdt.lower().startswith(_CCDT_SCHEMES[1:]):
+            url = ccdt
+        else:
+            if "://" in ccdt and not ccdt.lower().startswith("file://"):
+                raise ValueError(f"ccdt: {ccdt.split('://')[0]}:// is not a CCDT location MQ reads (file, http, "
+                                 "https, ftp)")
+            path = Path(ccdt[len("file://"):] if ccdt.lower().startswith("file://") else ccdt).absolute()
+            if not path.is_file():
+                raise ValueError(f"ccdt: {path} does not exist or is not a file")
+            url = path.as_uri()
+    if (cipher_spec or certificate_label) and not key_repository:
+        key = "cipher_spec" if cipher_spec else "certificate_label"
+        raise ValueError(f"{key}: needs key_repository (the client's key database holding the CA certificates "
+                         "and any client certificate; without it MQ fails the connection with MQRC 2381)")
+    stem = None
+    if key_repository:
+        base = key_repository[:-4] if key_repository.lower().endswith(".kdb") else key_repository
+        stem_path = Path(base).absolute()
+        for suffix, what in ((".kdb", "key database"), (".sth", "stash file holding its password")):
+            if not stem_path.with_name(stem_path.name + suffix).is_file():
+                raise ValueError(f"key_repository: {stem_path}{suffix} ({what}) does not exist")
+        stem = str(stem_path)
+        if len(stem) > _WIDTHS["key_repository"]:
+            raise ValueError(f"key_repository: {stem} is longer than MQ's 256 characters")
+    return PcfTls(ccdt=url, key_repository=stem, cipher_spec=cipher_spec or None,
+                  certificate_label=certificate_label or None)

@@ -1,8 +1,9 @@
 """IBM MQ back-end through the administrative REST API of the mqweb server.
 
-One snapshot is at most four HTTPS requests, each bounded by ``timeout`` and ``max_response_bytes``: ``GET
-.../admin/qmgr/{qmgr}`` for the state, then (v2/v3) three ``runCommandJSON`` DISPLAYs (QSTATUS, QLOCAL,
-CHSTATUS) or (v1) the ``/queue`` resource and a best-effort DISPLAY CHSTATUS.  The answers are read by
+One snapshot is at most seven HTTPS requests, each bounded by ``timeout`` and ``max_response_bytes``: ``GET
+.../admin/qmgr/{qmgr}`` for the state, then (v2/v3) the ``runCommandJSON`` DISPLAYs of the runmqsc back-end
+(QSTATUS, QLOCAL, CHSTATUS, and the optional CHANNEL, QMSTATUS, QMGR, whose failures are the snapshot's
+``source_errors``) or (v1) the ``/queue`` resource and a best-effort DISPLAY CHSTATUS.  The answers are read by
 :mod:`.parse`; the paths, answer shapes and error bodies it relies on are in ``docs/notes/ibmmq.md``.
 
 HTTP is urllib from the standard library: four plain requests need no client dependency, and urllib lets the
@@ -28,8 +29,10 @@ from ...core.secrets import remember, scrub
 from .model import Backend, BackendError, ChannelState, QmgrSnapshot, QueueStatus
 from .parse import (
     AnswerShapeError,
+    channel_definitions_from_mqsc_json,
     channels_from_mqsc_json,
     describe_mqwb_error,
+    health_from_mqsc_json,
     mqsc_answer,
     mqwb_error_reason,
     qmgr_state_from_answer,
@@ -49,12 +52,21 @@ _CHUNK = 256 * 1024
 
 T = TypeVar("T")
 
+# The MQSC commands of the runmqsc back-end (runmqsc.MQSC_COMMANDS) as runCommandJSON requests; the answers'
+# lower-case keys go through the same keyword mapping (mqscmap).
 QSTATUS_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "qstatus", "name": "*",
-                   "parameters": {"type": "queue"}, "responseParameters": ["curdepth", "ipprocs", "opprocs", "msgage"]}
+                   "parameters": {"type": "queue"}, "responseParameters": ["all"]}
 QLOCAL_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "qlocal", "name": "*",
-                  "responseParameters": ["maxdepth"]}
+                  "responseParameters": ["maxdepth", "usage", "descr"]}
 CHSTATUS_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "chstatus", "name": "*",
-                    "responseParameters": ["status", "chltype", "conname"]}
+                    "responseParameters": ["all"]}
+# Optional sources: a failure is recorded in QmgrSnapshot.source_errors (key = qualifier), the snapshot stands.
+CHANNEL_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "channel", "name": "*",
+                   "responseParameters": ["chltype", "maxinst", "maxinstc", "descr", "xmitq"]}
+QMSTATUS_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "qmstatus",
+                    "responseParameters": ["all"]}
+QMGR_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "qmgr",
+                "responseParameters": ["version", "cmdlevel", "qmid", "platform", "deadq", "maxhands"]}
 V1_QUEUE_QUERY = ("type=local&status=status.currentDepth,status.oldestMessageAge,status.openInputCount,"
                   "status.openOutputCount&attributes=storage.maximumDepth")
 
@@ -330,9 +342,36 @@ class RestBackend(Backend):
         status = self._qmgr_state()
         if not qmgr_state(status).running:
             return QmgrSnapshot(qmgr=self.qmgr, status=status)
-        if self.api_version == "v1":
+        if self.api_version == "v1":  # no MQSC here: definitions and health stay None
             return QmgrSnapshot(qmgr=self.qmgr, status=status, queues=self._queues_v1(), channels=self._channels_v1())
-        return QmgrSnapshot(qmgr=self.qmgr, status=status, queues=self._queues_mqsc(), channels=self._channels())
+        snap = QmgrSnapshot(qmgr=self.qmgr, status=status, queues=self._queues_mqsc(), channels=self._channels())
+        self._optional_sources(snap)
+        return snap
+
+    def _optional(self, snap: QmgrSnapshot, command: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The usable items of an optional DISPLAY, or None with its error in ``snap.source_errors``.  After one
+        timed out the others are not sent (a hung mqweb costs one timeout, not three)."""
+        qualifier = command["qualifier"]
+        timed_out = next((k for k, v in snap.source_errors.items() if "timed out" in v), None)
+        if timed_out is not None:
+            snap.source_errors[qualifier] = (f"DISPLAY {qualifier.upper()} not sent: "
+                                             f"DISPLAY {timed_out.upper()} timed out")
+            return None
+        try:
+            return self._mqsc(command, (MQRC_UNKNOWN_OBJECT_NAME,))
+        except BackendError as exc:  # not authorised, unknown to an older queue manager, timed out, ...
+            snap.source_errors[qualifier] = self._secret_free(str(exc))[:500]
+            log.info("queue manager %s: %s", self.qmgr, snap.source_errors[qualifier])
+            return None
+
+    def _optional_sources(self, snap: QmgrSnapshot) -> None:
+        """Channel definitions (DISPLAY CHANNEL) and health (DISPLAY QMSTATUS + DISPLAY QMGR); each may fail alone."""
+        definitions = self._optional(snap, CHANNEL_COMMAND)
+        if definitions is not None:
+            snap.channel_definitions = channel_definitions_from_mqsc_json(definitions)
+        qmstatus = self._optional(snap, QMSTATUS_COMMAND)
+        qmgr = self._optional(snap, QMGR_COMMAND)
+        snap.health = health_from_mqsc_json(qmstatus or [], qmgr or [])
 
     def close(self) -> None:
         self._opener = None

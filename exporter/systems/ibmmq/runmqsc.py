@@ -1,10 +1,11 @@
 """IBM MQ through ``dspmq`` and ``runmqsc``, for an exporter running on the queue manager's host.
 
 One snapshot is two commands, never through a shell: ``dspmq -n -m QMGR`` for the queue manager's status and,
-only when that says ``Running``, one ``runmqsc -e QMGR`` with three DISPLAY commands on its stdin.  Any other
-status (``Running as standby``, ``Running elsewhere``, ``Replica``, ``Ended normally``, ...) is the snapshot,
-mapped through the shared table of :mod:`.states`.  The text is
-parsed by :mod:`.parse`; this module runs the commands and turns their failures into clear errors.
+only when that says ``Running``, one ``runmqsc -e QMGR`` with the DISPLAY commands of MQSC_COMMANDS on its
+stdin.  Any other status (``Running as standby``, ``Running elsewhere``, ``Replica``, ``Ended normally``, ...)
+is the snapshot, mapped through the shared table of :mod:`.states`.  The text is parsed by :mod:`.parse` and
+mapped to the model by :mod:`.mqscmap` (shared with the REST back-end); this module runs the
+commands and turns their failures into clear errors.
 
 Put/get counts come from IBM's ``amqsrua`` sample (the queue manager's resource-statistics publications, as
 text), run in a worker thread of its own (:class:`.statistics.AmqsruaStats`) so that a snapshot never waits for
@@ -18,17 +19,22 @@ import time
 
 from ...core.runner import CommandError, CommandNotFound, CommandResult, CommandTimeout, run_command
 from ...core.textlines import iter_lines
+from . import mqscmap
 from .model import Backend, BackendError, BackendNotAvailable, QmgrSnapshot, Throughput
 from .parse import channels_from_mqsc, parse_dspmq_records, parse_mqsc, queues_from_mqsc
 from .states import qmgr_state
 from .statistics import AmqsruaStats
 
-# What one snapshot asks runmqsc for.  DESCR is not used by the snapshot but costs nothing and makes the
-# output easier to read when an operator looks at it.
+# What one snapshot asks runmqsc for, in one session.  The last three are optional sources: when their answer is
+# missing (an old queue manager, a syntax error, no authority) the snapshot stands and the source's error is in
+# ``QmgrSnapshot.source_errors``.
 MQSC_COMMANDS: tuple[str, ...] = (
-    "DISPLAY QSTATUS(*) TYPE(QUEUE) CURDEPTH IPPROCS OPPROCS MSGAGE",
-    "DISPLAY QLOCAL(*) MAXDEPTH DESCR",
+    "DISPLAY QSTATUS(*) TYPE(QUEUE) ALL",
+    "DISPLAY QLOCAL(*) MAXDEPTH USAGE DESCR",
     "DISPLAY CHSTATUS(*) ALL",
+    "DISPLAY CHANNEL(*) CHLTYPE MAXINST MAXINSTC DESCR XMITQ",
+    "DISPLAY QMSTATUS ALL",
+    "DISPLAY QMGR VERSION CMDLEVEL QMID PLATFORM DEADQ MAXHANDS",
 )
 
 # Messages meaning the session as a whole failed (no DISPLAY could have run).
@@ -39,6 +45,10 @@ _FATAL_IDS = {
     "AMQ8145": "connection broken",
     "AMQ8156": "queue manager quiescing",
 }
+
+
+# Messages that are answers, not failures (nothing matched a generic DISPLAY).
+_BENIGN_IDS = ("AMQ8147", "AMQ8420")
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -81,9 +91,29 @@ class RunmqscBackend(Backend):
         blocks = self._display(deadline)
         snap = QmgrSnapshot(qmgr=self.qmgr, status=status, queues=queues_from_mqsc(blocks),
                             channels=channels_from_mqsc(blocks))
+        self._optional_sources(snap, blocks)
         if self.stats is not None and self.stats.present:
             snap.throughput = self._statistics(snap)
         return snap
+
+    def _optional_sources(self, snap: QmgrSnapshot, blocks: list[dict[str, str]]) -> None:
+        """Channel definitions and queue-manager health.  runmqsc -e echoes no command, so an answer is told by its
+        attributes; a source with no answer at all gets an error naming the session's messages (e.g. AMQ8405I
+        syntax error on a queue manager older than the command)."""
+        hint = "; ".join(m for m in self.last_messages if not m.startswith(_BENIGN_IDS))[:300]
+        why = f" ({hint})" if hint else ""
+        definitions = mqscmap.channel_definitions(blocks)
+        if definitions:  # every queue manager has SYSTEM.DEF.* channels: none at all means the command failed
+            snap.channel_definitions = definitions
+        else:
+            snap.source_errors["channel"] = f"DISPLAY CHANNEL: no answer{why}"
+        qmstatus = [b for b in blocks if mqscmap.is_queue_manager(b) and ("CONNS" in b or "CMDSERV" in b)]
+        qmgr = [b for b in blocks if mqscmap.is_queue_manager(b) and ("QMID" in b or "CMDLEVEL" in b)]
+        if not qmstatus:
+            snap.source_errors["qmstatus"] = f"DISPLAY QMSTATUS: no answer{why}"
+        if not qmgr:
+            snap.source_errors["qmgr"] = f"DISPLAY QMGR: no answer{why}"
+        snap.health = mqscmap.health(blocks)
 
     def _statistics(self, snap: QmgrSnapshot) -> Throughput | None:
         """What amqsrua's worker has read since the last snapshot (never waits); None before its first command

@@ -43,6 +43,24 @@ SUBSCRIPTION_REASONS = frozenset({2035, 2085, 2425})
 MAX_MESSAGES_PER_SUBSCRIPTION = 1000  # per run; 1,000 intervals of 10 s are almost three hours of backlog
 AMQSRUA_MAX_TYPES = 100  # amqsrua takes at most 100 -t arguments (MAX_TYPE_COUNT in the sample's source)
 AMQSRUA_BACKOFF_CAP = 300.0  # seconds: the longest wait before amqsrua is started again after failures
+# MAXHANDS bounds the handles one connection holds.  Ours (or amqsrua's) holds one object handle per subscription
+# (the count mq-metric-samples' own MAXHANDS check makes) plus a few of its own: the command and reply queues,
+# the two STATMQI subscriptions, a metadata subscription during discovery, and a margin.
+HANDLES_RESERVED = 10
+MQIA_MAX_HANDLES = 11
+
+
+def handles_cap(max_handles: int | None) -> int | None:
+    """Queues (two STATQ subscriptions each) that fit under MAXHANDS; None while it is unknown."""
+    if not max_handles or max_handles <= 0:
+        return None
+    return max(0, (max_handles - HANDLES_RESERVED) // 2)
+
+
+def _capped(queues: list[str], max_queues: int, max_handles: int | None) -> tuple[list[str], int | None]:
+    cap = handles_cap(max_handles)
+    limit = max_queues if cap is None else min(max_queues, cap)
+    return sorted(set(queues))[:limit], cap
 
 
 class StatisticsError(Exception):
@@ -104,6 +122,7 @@ class PublicationStats:
         self.max_interval = max_interval
         self.command_level = command_level
         self.catalogue: rs.Catalogue | None = None
+        self.max_handles: int | None = None  # the queue manager's MAXHANDS (the collector sets it from each read)
         self.subs: dict[tuple[str, str, str | None], _Sub] = {}
         self.counters = _Counters()
         self._adapter: Any = None
@@ -174,7 +193,9 @@ class PublicationStats:
             self._adapter = adapter
         if self.catalogue is None:
             self.catalogue = self.discover(adapter)
-        wanted = sorted(set(queues))[: self.max_queues]
+            if self.max_handles is None:  # the first run: never subscribe past MAXHANDS, not even once
+                self.max_handles = _adapter_max_handles(adapter)
+        wanted, cap = _capped(queues, self.max_queues, self.max_handles)
         for key in [k for k in self.subs if k[2] is not None and k[2] not in wanted]:
             self._drop(adapter, key)
         refused: list[str] = []
@@ -207,6 +228,7 @@ class PublicationStats:
         result = self.counters.throughput(self.source, wanted)
         result.subscriptions = len(self.subs)
         result.not_subscribed = max(0, len(set(queues)) - len(wanted))
+        result.handles_cap = cap
         result.duration = time.monotonic() - started
         problems = []
         if refused:
@@ -297,6 +319,7 @@ class AmqsruaStats:
         self.backoff = backoff or Backoff(first=max(0.1, monint), cap=max(AMQSRUA_BACKOFF_CAP, monint))
         self._wait = wait or self._stop.wait  # returns True when stopped (tests pass a simulated clock)
         self.spawns = 0  # amqsrua commands started
+        self.max_handles: int | None = None  # MAXHANDS (amqsrua's own connection; the collector sets it)
 
     @property
     def present(self) -> bool:
@@ -376,7 +399,7 @@ class AmqsruaStats:
 
     def read(self, queues: list[str]) -> Throughput | None:
         """What has arrived since the last call, added to the counters; None before the first command ended."""
-        wanted = sorted(set(queues))[: self.max_queues]
+        wanted, cap = _capped(queues, self.max_queues, self.max_handles)
         with self._lock:
             self._queues = wanted  # the next command asks for these
             pending, self._pending = self._pending, []
@@ -397,12 +420,28 @@ class AmqsruaStats:
         result = self.counters.throughput(self.source, wanted)
         result.subscriptions = 2 + 2 * len(wanted)
         result.not_subscribed = max(0, len(set(queues)) - len(wanted))
+        result.handles_cap = cap
         result.duration = time.monotonic() - started
         result.error = error
         return result
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _adapter_max_handles(adapter: Any) -> int | None:
+    """MAXHANDS through the PCF adapter (MQCMD_INQUIRE_Q_MGR), read once with the metadata; None if it cannot."""
+    inquire = getattr(adapter, "qmgr_attributes", None)
+    if inquire is None:
+        return None
+    try:
+        for attrs in inquire():
+            value = attrs.get(MQIA_MAX_HANDLES)
+            if isinstance(value, int) and value > 0:
+                return value
+    except Exception:  # noqa: BLE001 - then the collector passes it on from the next snapshot
+        return None
+    return None
 
 
 def _reason_hint(text: str) -> str:

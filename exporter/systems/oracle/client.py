@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...core.deadline import BoundedCall
-from ...core.secrets import PasswordSettings, SecretUnavailable, scrub
+from ...core.secrets import PasswordSettings, SecretUnavailable, remember, scrub
 from ...core.settings import Duration
 
 log = logging.getLogger("middleware_exporter.oracle")
@@ -31,6 +31,7 @@ BROKEN_SESSION_ERRORS = {"DPY-4024", "DPY-4011", "DPY-1001", "ORA-03113", "ORA-0
 OTHER_BACKOFF_START = 15.0
 OTHER_BACKOFF_MAX = 300.0
 MAX_ROWS = 10000
+WALLET_SETTINGS = ("config_dir", "wallet_location", "wallet_password_file")
 
 
 class OracleSettings(PasswordSettings):
@@ -49,6 +50,38 @@ class OracleSettings(PasswordSettings):
     query_timeout: Duration = Field(5.0, description="Default per-query timeout, seconds.")
     login_backoff: Duration = Field(300.0, description="Wait after a rejected login before trying again; doubles.")
     max_backoff: Duration = Field(3600.0, description="Longest wait between login attempts.")
+    # Thin mode takes these per connection, so databases behind different wallets share one process (README.md,
+    # "Wallets"); thick mode has one Oracle Client configuration per process and cannot.
+    config_dir: str | None = Field(None, description="Directory of this database's tnsnames.ora/sqlnet.ora (thin "
+                                                     "mode only; per connection).")
+    wallet_location: str | None = Field(None, description="Directory of this database's wallet (ewallet.pem) for "
+                                                          "TLS/mTLS (thin mode only; per connection).")
+    wallet_password_file: str | None = Field(None, description="File holding the password of an encrypted "
+                                                               "ewallet.pem (read at each connect; thin mode only).")
+
+    @model_validator(mode="after")
+    def _wallets_need_thin_mode(self) -> "OracleSettings":
+        given = [n for n in WALLET_SETTINGS if getattr(self, n)]
+        if given and self.thick_mode:
+            raise ValueError(f"{', '.join(given)}: per-connection wallet settings need thin mode; with thick_mode: "
+                             "true the Oracle Client reads one configuration per process (TNS_ADMIN), so remove "
+                             "them or thick_mode (README.md, Wallets)")
+        return self
+
+    def read_wallet_password(self) -> str | None:
+        """The wallet password from wallet_password_file, remembered for scrubbing like the login password."""
+        if not self.wallet_password_file:
+            return None
+        try:
+            with open(self.wallet_password_file, encoding="utf-8") as handle:
+                value = handle.read().strip()
+        except OSError as exc:
+            raise SecretUnavailable(f"cannot read wallet_password_file {self.wallet_password_file}: "
+                                    f"{exc.strerror or type(exc).__name__}") from None
+        except UnicodeDecodeError:
+            raise SecretUnavailable(f"wallet_password_file {self.wallet_password_file} is not UTF-8") from None
+        remember(value)
+        return value
 
     @field_validator("dsn")
     @classmethod
@@ -144,8 +177,20 @@ class OracleClient:
         except SecretUnavailable as exc:
             raise DatabaseUnavailable(str(exc)) from None
         kwargs: dict[str, Any] = dict(user=s.user, password=password, dsn=s.dsn)
-        if hasattr(module, "ConnectParams") and not s.thick_mode:  # python-oracledb thin mode
+        thin = hasattr(module, "ConnectParams") and not s.thick_mode  # python-oracledb thin mode
+        if thin:
             kwargs["tcp_connect_timeout"] = s.connect_timeout
+            try:
+                wallet_password = s.read_wallet_password()
+            except SecretUnavailable as exc:
+                raise DatabaseUnavailable(str(exc)) from None
+            for key, value in (("config_dir", s.config_dir), ("wallet_location", s.wallet_location),
+                               ("wallet_password", wallet_password)):
+                if value:
+                    kwargs[key] = value
+        elif any(getattr(s, n) for n in WALLET_SETTINGS):
+            raise DatabaseUnavailable(f"{', '.join(n for n in WALLET_SETTINGS if getattr(s, n))} need "
+                                      "python-oracledb in thin mode; the driver loaded is not")
         return module.connect(**kwargs)
 
     def _drop_idle(self) -> None:

@@ -12,23 +12,25 @@ import os
 import socket
 import time
 from importlib import resources
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Callable, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
+from ...core.config import StaticLabelMap, labels_field
 from ...core.fanout import Target, fan_out
-from ...core.metrics import MetricBatch, MetricSpec
-from ...core.procfs import read_text
+from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
+from ...core.procfs import read_mount_table
 from ...core.settings import CollectorSettings, Duration
 from . import checks, heapwarnings
 from .checks import GuideThresholds, P
 from .client import OracleClient, OracleSettings, error_text
 from .heapwarnings import HeapWarningSettings, HeapWarningSource
-from .parse import Mount, parse_mounts
+from .parse import Mount
 
 if TYPE_CHECKING:
     from .querymetrics import QuerySpec
+    from .tomlmetrics import TomlRunner
 
 # Directories of every data, temp, redo and control file; ASM names (+DATA/...) have no leading '/' and are left
 # out.  Run rarely (the layout seldom changes).
@@ -67,7 +69,10 @@ class DatabaseEntry(OracleSettings):
     data_paths: list[str] | None = Field(None, description="Directories holding the database files; default: "
                                                            "those of v$datafile, v$tempfile, v$logfile, v$controlfile.")
     heap_warnings: HeapWarningSettings = Field(default_factory=HeapWarningSettings,
-                                               description="Library-cache heap warnings in the alert log (ORA-KGL).")
+                                               description="The alert log: library-cache heap warnings (ORA-KGL) "
+                                                           "and ORA- errors by code.")
+    labels: StaticLabelMap = labels_field("Labels added to every series of this database (those with its "
+                                          "`database` label), e.g. env: prod, app: erp (docs/configuration.md).")
 
 
 class OracleCollectorSettings(CollectorSettings):
@@ -78,6 +83,12 @@ class OracleCollectorSettings(CollectorSettings):
     queries_file: str | None = Field(None, description="Query file replacing the built-in queries.yaml; it must "
                                                        "still produce what the guide checks read.")
     extra_queries_file: str | None = Field(None, description="Query file whose queries are added to the built-in ones.")
+    custom_metrics: list[str] = Field(default_factory=list, description=(
+        "Custom-metrics TOML files of Oracle's exporter or oracledb_exporter ([[metric]] tables), read as they are; "
+        "their series keep the oracledb_<context>_<column> names (README.md, Migrating)."))
+    compatibility_names: Literal["oracle", "oracledb_exporter"] | None = Field(None, description=(
+        "Also run that exporter's published default metrics and oracledb_up, so its dashboards and alerts keep "
+        "working; custom_metrics then follow its rules (default: Oracle's)."))
     guide: GuideThresholds = Field(default_factory=GuideThresholds, description="Thresholds of the guide checks.")
 
     @field_validator("databases")
@@ -105,13 +116,21 @@ def _same_host(db_host: str) -> bool:
 class _Database(Target):
     """One database: its client and queries, and where its files are (for the mount checks)."""
 
-    def __init__(self, entry: DatabaseEntry, queries: list[QuerySpec], collector_timeout: float) -> None:
+    def __init__(self, entry: DatabaseEntry, queries: list[QuerySpec], collector_timeout: float,
+                 toml: Callable[[str], TomlRunner | None] = lambda name: None) -> None:
         from .querymetrics import QueryRunner
 
         # a per_instance query is two calls, each with the query's timeout: the instance lookup, then the query
-        query_time = sum((q.timeout or entry.query_timeout) * (2 if q.per_instance else 1) for q in queries)
+        # alternatives of one query (min_version / max_version / cdb) run once; a conditional one may first read the
+        # session's version and container (up to two calls, once per session)
+        first = list({q.name: q for q in reversed(queries)}.values())
+        conditional = {q.name for q in queries if q.conditional}
+        query_time = sum((q.timeout or entry.query_timeout) * ((2 if q.per_instance else 1) +
+                                                               (2 if q.name in conditional else 0)) for q in first)
         self.heap = HeapWarningSource(entry.name, entry.heap_warnings, entry.query_timeout)
         heap_time = 2 * self.heap.timeout if self.heap.enabled else 0.0  # the view's start and rows, or the file
+        self.toml = toml(entry.name)  # the custom-metrics TOML queries of this database (tomlmetrics.py), if any
+        query_time += sum(q.timeout or entry.query_timeout for q in self.toml.queries) if self.toml else 0.0
         budget = entry.connect_timeout + query_time + 2 * entry.query_timeout + heap_time  # 2: file locations
         super().__init__("oracle", entry.name, budget, collector_timeout)
         self.entry = entry
@@ -132,6 +151,8 @@ class _Database(Target):
         if self.heap.kind == "alert_log":
             self.heap.read(self.client)  # the file first: it does not need the database
         self.runner.run(self.client)
+        if self.toml:
+            self.toml.run(self.client)
         if self.heap.kind == "view":
             self.heap.read(self.client)
         now = self.clock()
@@ -153,33 +174,25 @@ class _Database(Target):
 
 
 def _read_mounts(procfs: str) -> tuple[list[Mount], bool, str | None]:
-    """The host's mount table: (mounts, whether they are the host's, the problem if not).
-
-    ``<procfs>/mounts`` is a link to ``self/mounts``, the mount namespace of the process reading it: in a container
-    (the chart's DaemonSet mounts the node's /proc at /host/proc) that is the container's, without the host's NFS
-    mounts, and under systemd's ProtectSystem a private copy.  PID 1's table is the host's; the file is world-readable
-    and needs no capability (only a /proc mounted with hidepid hides it).  Without it, the exporter's own table is
-    used and the problem is said (source error and ``middleware_oracle_mount_table_success 0``); without either, no
-    mounts (the file-system checks are skipped, not the rest)."""
-    host = os.path.join(procfs, "1", "mounts")
+    """The host's mount table (core.procfs.read_mount_table: PID 1's, else the exporter's own): (mounts, whether
+    they are the host's, the problem if not).  The own table's problem is said (source error and
+    ``middleware_oracle_mount_table_success 0``); without either table, no mounts (the file-system checks are
+    skipped, not the rest)."""
     try:
-        return parse_mounts(read_text(host)), True, None
+        table = read_mount_table(procfs)
     except OSError as exc:
-        problem = f"cannot read the host's mount table {host}: {exc.strerror or exc}"
-    for own in (os.path.join(procfs, "mounts"), os.path.join(procfs, "self", "mounts")):
-        try:
-            text = read_text(own)
-        except OSError:
-            continue
-        return parse_mounts(text), False, (f"{problem}; the file-system checks read the exporter's own mount table "
-                                           f"{own} instead, which in a container is not the host's")
-    return [], False, f"cannot read the mount table ({problem}, nor the exporter's own): file-system checks skipped"
+        problem = f"cannot read the host's mount table {os.path.join(procfs, '1', 'mounts')}: {exc.strerror or exc}"
+        return [], False, f"cannot read the mount table ({problem}, nor the exporter's own): file-system checks skipped"
+    if table.host:
+        return table.mounts, True, None
+    return table.mounts, False, (f"{table.problem}; the file-system checks read the exporter's own mount table "
+                                 f"{table.path} instead, which in a container is not the host's")
 
 
 class OracleCollector(Collector):
     name = "oracle"
     description = ("Oracle databases: redo switches and layout, log-switch waits, parameters, limits, NFS, guide "
-                   "checks, library-cache heap warnings.")
+                   "checks, library-cache heap warnings, alert-log errors.")
     Settings = OracleCollectorSettings
 
     def __init__(self, settings: OracleCollectorSettings, context: Context) -> None:
@@ -201,20 +214,55 @@ class OracleCollector(Collector):
             queries = queries + extra
             source += f" with extra_queries_file {settings.extra_queries_file}"
         checks.require_inputs(queries, settings.databases, source)
-        self.databases = [_Database(entry, queries, settings.timeout) for entry in settings.databases]
+        toml = self._toml_runners(settings, {q.name for q in queries})
+        self.databases = [_Database(entry, queries, settings.timeout, toml) for entry in settings.databases]
         # the specs of the declared queries, once (every database runs the same queries)
         self._query_specs = QueryRunner(queries, prefix=f"{P}_query", const_labels={"database": "-"},
                                         allowed_prefix=f"{P}_").specs()
+
+    def _toml_runners(self, settings: OracleCollectorSettings, taken: set[str]) -> Callable[[str], TomlRunner | None]:
+        """The runner factory of the custom-metrics TOML queries (custom_metrics, compatibility_names); every
+        database's runner shares one name registry, since they fill one batch."""
+        self._toml_registry = None
+        if not settings.custom_metrics and not settings.compatibility_names:
+            return lambda name: None
+        from . import tomlmetrics  # only when configured
+
+        toml = tomlmetrics.load_metric_files(settings.custom_metrics, settings.compatibility_names or "oracle",
+                                             defaults=settings.compatibility_names is not None)
+        clash = {q.name for q in toml} & taken
+        if clash:
+            raise ValueError(f"custom_metrics: query names {sorted(clash)} are already used by the query files")
+        reserved = {s.name for s in BASE_SPECS} | {tomlmetrics.UP.name}
+        registry = tomlmetrics.NameRegistry(("database",), reserved)
+        self._toml_registry = registry
+
+        def runner(database: str) -> TomlRunner | None:
+            mine = tomlmetrics.for_database(toml, database)
+            return tomlmetrics.TomlRunner(mine, f"{P}_query", {"database": database}, registry) if mine else None
+        return runner
 
     @classmethod
     def reference_settings(cls) -> OracleCollectorSettings:
         return OracleCollectorSettings(databases=[DatabaseEntry(name="db", dsn="db:1521/orcl", user="u", password="-")])
 
     def specs(self) -> list[MetricSpec]:
-        return BASE_SPECS + self._query_specs
+        specs = BASE_SPECS + self._query_specs
+        if self._toml_registry is not None:  # the TOML series seen so far; new fieldtoappend names are declared
+            specs = specs + self._toml_registry.specs()  # as they come (TomlRunner.emit)
+        if self.settings.compatibility_names:
+            from .tomlmetrics import UP as COMPAT_UP
+            specs = specs + [COMPAT_UP]
+        return specs
 
     def targets(self) -> list[str]:
         return [db.entry.name for db in self.databases]
+
+    target_label = "database"
+
+    def static_labels(self) -> list[ConfiguredLabels]:
+        return [ConfiguredLabels(entry.name, f"collectors.oracle.databases.{index}.labels", entry.labels)
+                for index, entry in enumerate(self.settings.databases)]
 
     def collect(self, batch: MetricBatch) -> None:
         fan_out(self.databases, _Database.read)
@@ -231,6 +279,8 @@ class OracleCollector(Collector):
         name, client, outcome = db.entry.name, db.client, db.outcome
         if outcome.overdue:
             db.runner.fail_due(f"database: {outcome.error}")
+            if db.toml:
+                db.toml.fail_due(f"database: {outcome.error}")
             db.heap.fail_due(f"database: {outcome.error}")
             client.up = False
             failure: str | None = f"no answer within the deadline: {outcome.error}"
@@ -238,6 +288,8 @@ class OracleCollector(Collector):
             failure = error_text(outcome.error) if outcome.error is not None else None
         problem = failure or outcome.value  # the value: a failed file-location lookup, which is not a failure
         UP.add(batch, 1 if client.up else 0, database=name)
+        if self.settings.compatibility_names:
+            batch.add("oracledb_up", 1 if client.up else 0, database=name)
         BACKOFF.add(batch, client.backoff_remaining(), database=name)
         COLLECT_SUCCESS.add(batch, 1 if client.up and failure is None else 0, database=name)
         COLLECT_DURATION.add(batch, outcome.duration, database=name)
@@ -245,8 +297,8 @@ class OracleCollector(Collector):
             batch.note_error(name, problem or client.last_error or "")
         # the database is the target, its queries, heap-warning source and file lookup its sources (core/targets.py)
         batch.report_target(name, client.up and failure is None, failure or client.last_error)
-        for query, (ok, error) in db.runner.results().items():
-            batch.report_source(name, query, ok, error)
+        for query, (ok, error, skipped) in db.runner.results().items():
+            batch.report_source(name, query, ok, error, note=f"skipped: {skipped}" if skipped else None)
         if db.heap.enabled and db.heap.success is not None:
             batch.report_source(name, db.heap.name, bool(db.heap.success), db.heap.error)
         if outcome.value and failure is None:
@@ -255,6 +307,12 @@ class OracleCollector(Collector):
             batch.note_error(f"{name}:{query}", error)
         if db.heap.error:
             batch.note_error(f"{name}:{db.heap.name}", db.heap.error)
+        if db.toml:
+            for query, (ok, error, _) in db.toml.results().items():
+                batch.report_source(name, query, ok, error)
+            for query, error in db.toml.errors().items():
+                batch.note_error(f"{name}:{query}", error)
+            db.toml.emit(batch)
         db.runner.emit(batch)
         db.heap.emit(batch)
         inputs = checks.Inputs.read(db.runner)

@@ -1,5 +1,6 @@
-"""ORA-KGL: library-cache heap warnings ("Heap size 2190K exceeds notification threshold (2048K)") counted per
-database, from one of two sources, each with its own success and duration:
+"""The alert log, per database: ORA-KGL library-cache heap warnings ("Heap size 2190K exceeds notification threshold
+(2048K)") and the ORA- errors counted by code (issue 29; alertlog.py counts them), from one of two sources, each with
+its own success and duration (one reader and one read position for both figures):
 
 - ``alert_log_view``: the XML alert log through SQL (V$DIAG_ALERT_EXT, 11g and later), read incrementally: the
   last timestamp seen is remembered and every run reads only the newer rows, time filter first, at most
@@ -9,14 +10,15 @@ database, from one of two sources, each with its own success and duration:
   file in the background: each collection reads what was appended since the last one, bounded by its own deadline
   (a hung NFS mount costs this source, not the database's queries).
 
-The counter starts at 0 when the exporter starts (the first run only marks where reading begins; ``history``
-makes the SQL source count an earlier window too).  The reasons are in README.md ("ORA-KGL").
+The counters start at 0 when the exporter starts (the first run only marks where reading begins; ``history``
+makes the SQL source count an earlier window too).  The reasons are in README.md ("ORA-KGL", "Alert log").
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -25,9 +27,10 @@ from pydantic import BeforeValidator, Field, model_validator
 from ...core.deadline import BoundedCall
 from ...core.metrics import MetricBatch, MetricSpec
 from ...core.settings import Duration, StrictModel, parse_duration
+from .alertlog import ErrorCounts, message_codes, row_codes
 from .checks import P
 from .client import MAX_ROWS, error_code, error_text
-from .parse import HeapWarning, alert_log_heap_warnings, heap_warnings
+from .parse import KGL_PHRASE, HeapWarning, alert_log_heap_warnings, heap_warnings
 
 if TYPE_CHECKING:
     from .client import OracleClient
@@ -54,13 +57,18 @@ WINDOW = MetricSpec(
 UNREAD = MetricSpec(
     f"{P}_alert_log_unread_bytes", "gauge", "Bytes of the alert-log file not read yet (above 0 after a run: the "
     "file grows faster than max_bytes per interval).", ("database",))
+ALERT_ERRORS = MetricSpec(
+    f"{P}_alert_errors_total", "counter", "ORA- errors in the alert log by code (ORA-\\d{5}), each code once per "
+    "message, since the exporter started reading it; code=\"other\" counts the codes beyond the first "
+    "heap_warnings.max_error_codes distinct ones.  A code's series first appears at 0 and shows its count from the "
+    "next run on (absent while the source fails).", ("database", "code"), "issue 29: alert-log errors")
 SOURCE_SUCCESS = MetricSpec(
     f"{P}_source_success", "gauge", "1 if the source (alert_log_view, alert_log_file) was read successfully in the "
     "last run.", ("database", "source"))
 SOURCE_DURATION = MetricSpec(
     f"{P}_source_duration_seconds", "gauge", "Time spent reading the source in the last run.",
     ("database", "source"))
-SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, WINDOW, UNREAD, SOURCE_SUCCESS, SOURCE_DURATION]
+SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, WINDOW, UNREAD, ALERT_ERRORS, SOURCE_SUCCESS, SOURCE_DURATION]
 
 # Oracle Database Reference 12c Release 2 (12.2) and 19c, "V$DIAG_ALERT_EXT": ORIGINATING_TIMESTAMP is TIMESTAMP(9)
 # WITH TIME ZONE, CON_ID NUMBER (0 in 12.1 and in non-CDBs), MESSAGE_TEXT the message.  The view shows the XML alert
@@ -68,15 +76,18 @@ SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, WINDOW, UNREAD, SOURCE_SUCCE
 # column (no function around it) so that it can limit what is read.  Timestamps travel as text in UTC with nine
 # fractional digits: python-oracledb returns TIMESTAMP WITH TIME ZONE as a naive datetime (offset lost) and
 # microseconds only, so a datetime could neither be compared exactly nor bound back without re-reading a row.
-# No FETCH FIRST (12c+): ROWNUM over an ordered inline view works on 11g too.
+# No FETCH FIRST (12c+): ROWNUM over an ordered inline view works on 11g too.  The rows are the heap warnings and
+# the messages with an ORA- code (issue 29); KGL says which matched the warning's phrase, so that an ORA- message
+# is never taken for a warning whose text was cut short.
 TS_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.FF9'
 START_SQL = (f"SELECT TO_CHAR(SYS_EXTRACT_UTC(SYSTIMESTAMP - NUMTODSINTERVAL(:history_seconds, 'SECOND')), "
              f"'{TS_FORMAT}') AS start_utc FROM dual")
-VIEW_SQL = """SELECT logged_utc, con_id, message_text FROM (
-  SELECT TO_CHAR(SYS_EXTRACT_UTC(originating_timestamp), '{fmt}') AS logged_utc, {con_id} AS con_id, message_text
+VIEW_SQL = """SELECT logged_utc, con_id, message_text, kgl FROM (
+  SELECT TO_CHAR(SYS_EXTRACT_UTC(originating_timestamp), '{fmt}') AS logged_utc, {con_id} AS con_id, message_text,
+         CASE WHEN message_text LIKE '%exceeds notification threshold%' THEN 1 ELSE 0 END AS kgl
     FROM {view}
    WHERE originating_timestamp >= FROM_TZ(TO_TIMESTAMP(:since_utc, '{fmt}'), '+00:00')
-     AND message_text LIKE '%exceeds notification threshold%'
+     AND (message_text LIKE '%exceeds notification threshold%' OR message_text LIKE '%ORA-%')
    ORDER BY originating_timestamp
 ) WHERE ROWNUM <= :max_rows"""
 
@@ -99,6 +110,9 @@ class HeapWarningSettings(StrictModel):
                                                                "rest follows in the next runs.")
     max_bytes: int = Field(4 * MIB, ge=4096, le=256 * MIB, description="Bytes read from the alert-log file per run "
                                                                        "at most; the rest follows in the next runs.")
+    max_error_codes: int = Field(200, ge=1, le=10000, description="Distinct ORA- codes counted by name in "
+                                                                   "middleware_oracle_alert_errors_total; later new "
+                                                                   "codes are counted under code=\"other\".")
     timeout: Duration | None = Field(None, description="Limit for one read of the source (default: the database's "
                                                        "query_timeout).")
 
@@ -133,14 +147,15 @@ class _Totals:
     warnings: int = 0
     max_heap: int | None = None
     threshold: int | None = None
+    errors: ErrorCounts = field(default_factory=ErrorCounts)
 
-    def add(self, found: list[HeapWarning]) -> "_Totals":
+    def add(self, found: list[HeapWarning], codes: Counter[str], max_codes: int) -> "_Totals":
         heaps = [w.heap_bytes for w in found if w.heap_bytes is not None]
         if self.max_heap is not None:
             heaps.append(self.max_heap)
         thresholds = [w.threshold_bytes for w in found if w.threshold_bytes is not None]
         return _Totals(self.warnings + len(found), max(heaps, default=None),
-                       thresholds[-1] if thresholds else self.threshold)
+                       thresholds[-1] if thresholds else self.threshold, self.errors.add(codes, max_codes))
 
 
 @dataclass
@@ -149,6 +164,7 @@ class _FilePosition:
     inode: int
     offset: int  # bytes consumed: up to the end of the last complete line read
     skipping: bool = False  # inside a line longer than max_bytes: drop bytes up to its end
+    open_codes: frozenset[str] = frozenset()  # codes already counted in the message the last read ended in
 
 
 @dataclass
@@ -169,6 +185,7 @@ class HeapWarningSource:
     _position: _FilePosition | None = None
     _first_read: float | None = None  # monotonic start of the first successful read: where the window opens
     _last_read: float | None = None  # monotonic start of the latest successful read: where it ends
+    last_read_bytes: int = 0  # file: bytes read from the file by the latest run (at most max_bytes)
 
     def __post_init__(self) -> None:
         self.kind = self.settings.resolved
@@ -236,6 +253,7 @@ class HeapWarningSource:
             raise ValueError(f"columns {sorted(missing)} not in the result ({', '.join(result.columns)})")
         seen = set(self._seen_at_mark) if mark == self._mark else set()
         found: list[HeapWarning] = []
+        codes: Counter[str] = Counter()
         for number, row in enumerate(result.rows, 1):
             logged = row[index["logged_utc"]]
             if not isinstance(logged, str) or not _valid_mark(logged):
@@ -253,10 +271,14 @@ class HeapWarningSource:
             elif key in seen:
                 continue  # the same second as the last run's newest row, read again by ">="
             seen.add(key)
-            # The view matched the phrase: the row is at least one warning even when its text was cut short.
-            found.extend(heap_warnings(text) or [HeapWarning(None, None)])
+            codes.update(row_codes(text))
+            # KGL: the view matched the phrase, so the row is at least one warning even when its text was cut short
+            # (a result without the column, from an older statement or view: a row without an ORA- code did)
+            kgl = row[index["kgl"]] if "kgl" in index else (not row_codes(text) or KGL_PHRASE in text)
+            if kgl:
+                found.extend(heap_warnings(text) or [HeapWarning(None, None)])
         self._mark, self._seen_at_mark = mark, seen
-        self.totals = (self.totals or _Totals()).add(found)
+        self.totals = (self.totals or _Totals()).add(found, codes, self.settings.max_error_codes)
 
     # ---- the text file (10g, or no SQL access) ----------------------------------------------------------------
     def _read_file(self) -> None:
@@ -273,10 +295,13 @@ class HeapWarningSource:
             elif (position.device, position.inode) != (stat.st_dev, stat.st_ino) or stat.st_size < position.offset:
                 position = _FilePosition(stat.st_dev, stat.st_ino, 0)  # rotated (a new file) or truncated
             else:
-                position = _FilePosition(position.device, position.inode, position.offset, position.skipping)
+                position = _FilePosition(position.device, position.inode, position.offset, position.skipping,
+                                         position.open_codes)
             handle.seek(position.offset)
             data = handle.read(self.settings.max_bytes)
+        self.last_read_bytes = len(data)
         found: list[HeapWarning] = []
+        codes: Counter[str] = Counter()
         if position.skipping:
             newline = data.find(b"\n")
             if newline == -1:
@@ -294,13 +319,17 @@ class HeapWarningSource:
                     position.skipping = True
                 # else: a line still being written; read again, whole, next time
             else:
-                complete = data[:last + 1]
-                position.offset += len(complete)
-                # Latin-1 maps every byte to one character: the phrase is ASCII, whatever the database character set
-                found = alert_log_heap_warnings(complete.decode("latin-1").splitlines())
+                position.offset += last + 1
+                # Latin-1 maps every byte to one character: the phrase and the codes are ASCII, whatever the database
+                # character set.  Decoded from a view of the buffer: one copy of the chunk, not two.
+                text = str(memoryview(data)[:last + 1], "latin-1")
+                del data
+                if KGL_PHRASE in text:
+                    found = alert_log_heap_warnings(text.splitlines())
+                codes, position.open_codes = message_codes(text, position.open_codes)
         self._position = position
         self.unread = max(0, stat.st_size - position.offset)
-        self.totals = (self.totals or _Totals()).add(found)
+        self.totals = (self.totals or _Totals()).add(found, codes, self.settings.max_error_codes)
 
     # ---- samples ------------------------------------------------------------------------------------------------
     def window_seconds(self) -> float:
@@ -327,3 +356,5 @@ class HeapWarningSource:
             LOGGED_THRESHOLD.add(batch, totals.threshold, database=self.database)
         if self.kind == "alert_log" and self.unread is not None:
             UNREAD.add(batch, self.unread, database=self.database)
+        for code, value in totals.errors.samples():
+            ALERT_ERRORS.add(batch, value, database=self.database, code=code)

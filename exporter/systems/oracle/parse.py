@@ -1,38 +1,16 @@
-"""Pure functions for the file-system checks: the mount table as plain data, the mount a path lives on, and
-mount options.  No I/O here, so the checks can be tested on any text."""
+"""Pure functions for the file-system checks: the mount a path lives on and mount options (the mount table is parsed
+by ``core.procfs.parse_mounts``, shared with the file-system collector).  No I/O here, so the checks can be tested
+on any text."""
 
 from __future__ import annotations
 
 import os
-import re
 from typing import NamedTuple, Sequence
 
-from ...core.textlines import iter_lines
+from ...core.procfs import Mount, parse_mounts
 
-# The kernel writes space, tab, newline and backslash in /proc/mounts as three-digit octal escapes ("\040").
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-
-
-class Mount(NamedTuple):
-    source: str
-    mountpoint: str
-    fstype: str
-    options: str
-
-
-def _unescape(field: str) -> str:
-    """Decode the kernel's octal escapes (hand-written: no library parses /proc/mounts from a given text)."""
-    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
-
-
-def parse_mounts(text: str) -> list[Mount]:
-    """The mounts of a /proc/mounts text, in file order; short lines are skipped."""
-    mounts = []
-    for line in iter_lines(text):
-        parts = line.split()
-        if len(parts) >= 4:
-            mounts.append(Mount(_unescape(parts[0]), _unescape(parts[1]), parts[2], parts[3]))
-    return mounts
+__all__ = ["Mount", "parse_mounts", "mount_of", "parse_options", "int_option", "HeapWarning", "heap_warnings",
+           "alert_log_heap_warnings"]
 
 
 def mount_of(path: str, mounts: Sequence[Mount]) -> Mount | None:

@@ -7,7 +7,9 @@ without affecting the others.  The file format is described in this folder's REA
 from __future__ import annotations
 
 import math
+import re
 import time
+import weakref
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +29,28 @@ INSTANCE_LABEL = "inst_id"
 # The instance the session runs on: SYS_CONTEXT needs no grant, and USERENV's INSTANCE is the number V$INSTANCE
 # calls INSTANCE_NUMBER (1 on a single-instance database).
 INSTANCE_SQL = "SELECT SYS_CONTEXT('USERENV', 'INSTANCE') AS inst_id FROM dual"
+# The server's version, read once per session (min_version / max_version) where the driver does not say it
+# (python-oracledb and cx_Oracle give connection.version without a round trip).
+VERSION_SQL = "SELECT version FROM v$instance"
+# Where the session is (cdb: true / false queries; 12.1+): 0 a non-CDB, 1 the root of a CDB, >1 a PDB.
+CON_ID_SQL = "SELECT SYS_CONTEXT('USERENV', 'CON_ID') AS con_id FROM dual"
+VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """"11.2.0.4.0" -> (11, 2, 0, 4, 0); compared element-wise, so "12.1" <= "12.1.0.2"."""
+    return tuple(int(part) for part in re.findall(r"\d+", str(text))[:5])
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What a session's server is: its version (text as the server gives it) and, 12.1+, its container id."""
+    version: str
+    con_id: int | None = None
+
+    @property
+    def where(self) -> str:
+        return {None: "a non-CDB", 0: "a non-CDB", 1: "the CDB root"}.get(self.con_id, "a PDB")
 
 
 class MetricColumn(StrictModel):
@@ -35,6 +59,9 @@ class MetricColumn(StrictModel):
     help: str = Field(..., min_length=1)
     value: str | None = None  # not used by info metrics: all their labels come from columns
     labels: list[str] = Field(default_factory=list)
+    # "interval": the value column is Oracle's interval text '+DD HH:MI:SS[.FF]' (V$DATAGUARD_STATS.VALUE), read
+    # as seconds
+    parse: Literal["number", "interval"] = "number"
 
     @field_validator("value")
     @classmethod
@@ -69,7 +96,45 @@ class QuerySpec(StrictModel):
     # The rows describe the instance the session is on (V$SYSTEM_EVENT, V$SESSION, V$PARAMETER, ...), not the
     # database: every metric gets the instance number as `inst_id`, looked up on the same session.
     per_instance: bool = False
+    # Versions (README.md, "Query files"): run only on servers of min_version or later / before max_version;
+    # several queries of one name with disjoint ranges are alternatives (the one that fits runs).
+    min_version: str | None = None
+    max_version: str | None = None
+    # Multitenant (12.1+): true = only on a session in the root of a CDB (CDB_* views, CON_ID); false = only on a
+    # non-CDB or inside a PDB (DBA_* views); unset = anywhere.
+    cdb: bool | None = None
     metrics: list[MetricColumn] = Field(..., min_length=1)
+
+    @field_validator("min_version", "max_version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        if not VERSION_RE.match(str(value)):
+            raise ValueError(f"{value!r} is not a version like 12.1 or 11.2.0.4")
+        return str(value)
+
+    @property
+    def conditional(self) -> bool:
+        return self.min_version is not None or self.max_version is not None or self.cdb is not None
+
+    def skip_reason(self, facts: ServerFacts) -> str | None:
+        """Why this query does not run on that server, or None if it does."""
+        version = version_tuple(facts.version)
+        if self.min_version and version < version_tuple(self.min_version):
+            return f"needs Oracle {self.min_version}; this database is {facts.version}"
+        if self.max_version and version >= version_tuple(self.max_version):
+            return f"for Oracle before {self.max_version}; this database is {facts.version}"
+        if self.cdb is True and facts.con_id != 1:
+            return f"needs a session in the root of a CDB; this session is in {facts.where}"
+        if self.cdb is False and facts.con_id == 1:
+            return "not for the root of a CDB (the CDB variant runs there)"
+        return None
+
+    def overlaps(self, other: "QuerySpec") -> bool:
+        low = max(version_tuple(self.min_version or "0"), version_tuple(other.min_version or "0"))
+        high = min(version_tuple(self.max_version or "999"), version_tuple(other.max_version or "999"))
+        return low < high and (self.cdb is None or other.cdb is None or self.cdb == other.cdb)
 
     @model_validator(mode="after")
     def _instance_label_free(self) -> "QuerySpec":
@@ -97,11 +162,20 @@ class QueryFile(StrictModel):
 
     @model_validator(mode="after")
     def _unique(self) -> "QueryFile":
-        names = [q.name for q in self.queries]
-        dupes = {n for n in names if names.count(n) > 1}
-        if dupes:
-            raise ValueError(f"query names defined twice: {sorted(dupes)}")
-        metrics = [m.name for q in self.queries for m in q.metrics]
+        groups: dict[str, list[QuerySpec]] = {}
+        for query in self.queries:
+            groups.setdefault(query.name, []).append(query)
+        for name, variants in groups.items():
+            # alternatives: the same name and metrics, for disjoint versions (or CDB root / not)
+            shape = [(m.name, m.type, m.labels) for m in variants[0].metrics]
+            for index, query in enumerate(variants):
+                if any(query.overlaps(other) for other in variants[:index]):
+                    raise ValueError(f"query names defined twice: ['{name}'] (alternatives of one query need "
+                                     f"disjoint min_version/max_version or cdb)")
+                if [(m.name, m.type, m.labels) for m in query.metrics] != shape or \
+                        query.per_instance != variants[0].per_instance:
+                    raise ValueError(f"query {name}: its alternatives must declare the same metrics and labels")
+        metrics = [m.name for variants in groups.values() for m in variants[0].metrics]
         dupes = {n for n in metrics if metrics.count(n) > 1}
         if dupes:
             raise ValueError(f"metric names defined twice: {sorted(dupes)}")
@@ -121,6 +195,21 @@ def load_queries(path: str | Path) -> list[QuerySpec]:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         raise ValueError(f"query file {path}: {problems}") from None
+
+
+INTERVAL_RE = re.compile(r"^([+-])?(\d+) (\d{1,2}):(\d{2}):(\d{2}(?:\.\d*)?)$")
+
+
+def interval_seconds(value: Any) -> float | None:
+    """'+00 00:01:05' (days hours:minutes:seconds, as V$DATAGUARD_STATS shows a lag) -> 65.0; NULL or "" -> None."""
+    if value is None or str(value).strip() == "":
+        return None
+    match = INTERVAL_RE.match(str(value).strip())
+    if not match:
+        raise ValueError(f"value {str(value)[:40]!r} is not an interval like +DD HH:MI:SS")
+    sign, days, hours, minutes, seconds = match.groups()
+    total = int(days) * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    return -total if sign == "-" else total
 
 
 def _number(value: Any) -> float | None:
@@ -146,6 +235,7 @@ class _QueryState:
     last_run: float | None = None
     error: str | None = None
     pending: bool = False  # due in the current run and not finished yet
+    skipped: str | None = None  # why no variant of the query fits this server (not a failure)
 
 
 class QueryRunner:
@@ -160,6 +250,14 @@ class QueryRunner:
         self.params = dict(params or {})
         self._clock = clock
         self._state = {q.name: _QueryState() for q in queries}
+        # one entry per name: its alternatives (min_version / max_version / cdb), first-declared first
+        self._variants: dict[str, list[QuerySpec]] = {}
+        for query in queries:
+            self._variants.setdefault(query.name, []).append(query)
+        self.queries = [variants[0] for variants in self._variants.values()]
+        # the server's facts per session, read once per session (a new session may be another server after a
+        # failover); weak keys: a dropped session's entry goes with it
+        self._facts: weakref.WeakKeyDictionary[Any, ServerFacts] = weakref.WeakKeyDictionary()
         self._info = {m.name for q in queries for m in q.metrics if m.type == "info"}
         allowed = allowed_prefix or prefix.rsplit("_", 1)[0] + "_"
         for query in queries:
@@ -176,6 +274,9 @@ class QueryRunner:
             MetricSpec(f"{self.prefix}_success", "gauge", "1 if the query's last run succeeded.", const + ("query",)),
             MetricSpec(f"{self.prefix}_duration_seconds", "gauge", "Duration of the query's last run.",
                        const + ("query",)),
+            MetricSpec(f"{self.prefix}_skipped", "gauge", "1 if the query did not run because the server lacks what "
+                       "it needs (min_version, max_version, cdb), with the reason; its success is then 1.",
+                       const + ("query", "reason")),
         ]
         for query in self.queries:
             instance = (INSTANCE_LABEL,) if query.per_instance else ()
@@ -205,7 +306,12 @@ class QueryRunner:
                 raise ValueError(f"columns {missing} not in the result ({', '.join(columns)})")
             seen: set[tuple[str, ...]] = set()
             for row in rows:
-                value = _number(row[index[metric.value]]) if metric.value else 1.0
+                if not metric.value:
+                    value: float | None = 1.0
+                elif metric.parse == "interval":
+                    value = interval_seconds(row[index[metric.value]])
+                else:
+                    value = _number(row[index[metric.value]])
                 labels = {label: "" if row[index[label]] is None else str(row[index[label]]).strip()
                           for label in metric.labels}
                 key = tuple(labels[label] for label in metric.labels)
@@ -245,23 +351,71 @@ class QueryRunner:
             state.last_run = self._clock()
             try:
                 with client.session() as conn:
-                    # on the query's own session: through a RAC SCAN address, the next session may be elsewhere
-                    instance = self._instance(client, conn, query) if query.per_instance else {}
-                    result = client.query(conn, query.sql, self._bind(query), query.timeout)
-                state.samples = self._convert(query, result.columns, result.rows, instance)
+                    chosen, skipped = self._choose(client, conn, query)
+                    if chosen is not None:
+                        query = chosen
+                        # on the query's own session: through a RAC SCAN address, the next session may be elsewhere
+                        instance = self._instance(client, conn, query) if query.per_instance else {}
+                        result = client.query(conn, query.sql, self._bind(query), query.timeout)
+                if chosen is None:
+                    state.samples, state.skipped = [], skipped
+                else:
+                    state.samples = self._convert(query, result.columns, result.rows, instance)
+                    state.skipped = None
                 state.success, state.error = True, None
             except DatabaseUnavailable as exc:
                 for pending in due[position:]:
                     self._mark_failed(pending, str(exc))
                 break
             except Exception as exc:  # noqa: BLE001 - one query's failure must not affect the others
-                state.samples, state.success = [], False
+                state.samples, state.success, state.skipped = [], False, None
                 state.error = error_text(exc)
                 if "timeout" in state.error.lower() or "DPY-4024" in state.error:
                     state.error = f"timed out after {query.timeout or client.settings.query_timeout:g}s: " \
                                   f"{state.error}"
             state.duration = time.monotonic() - started
             state.pending = False
+
+    def _choose(self, client: OracleClient, conn: Any, query: QuerySpec) -> tuple[QuerySpec | None, str | None]:
+        """The alternative of the query that fits the session's server, or None and why none does."""
+        variants = self._variants[query.name]
+        if not any(v.conditional for v in variants):
+            return variants[0], None
+        facts = self.facts(client, conn, need_con_id=any(v.cdb is not None for v in variants))
+        reasons = []
+        for variant in variants:
+            reason = variant.skip_reason(facts)
+            if reason is None:
+                return variant, None
+            reasons.append(reason)
+        return None, reasons[0] if len(set(reasons)) == 1 else "; ".join(dict.fromkeys(reasons))
+
+    def facts(self, client: OracleClient, conn: Any, need_con_id: bool = False) -> ServerFacts:
+        """The session's server version (connection.version, else V$INSTANCE.VERSION) and, 12.1+ and when a query
+        needs it, its container id: read once per session."""
+        try:
+            known = self._facts.get(conn)
+        except TypeError:  # a connection type without weak references: read every time
+            known = None
+        if known is not None and (known.con_id is not None or not need_con_id
+                                  or version_tuple(known.version) < (12, 1)):
+            return known
+        version = known.version if known else getattr(conn, "version", None)
+        if not version:
+            rows = client.query(conn, VERSION_SQL).rows
+            version = str(rows[0][0]).strip() if rows and rows[0][0] is not None else ""
+            if not version:
+                raise ValueError("the server's version (V$INSTANCE.VERSION) is empty")
+        con_id = None
+        if need_con_id and version_tuple(version) >= (12, 1):
+            rows = client.query(conn, CON_ID_SQL).rows
+            con_id = int(str(rows[0][0]).strip()) if rows and rows[0][0] is not None else 0
+        facts = ServerFacts(str(version), con_id)
+        try:
+            self._facts[conn] = facts
+        except TypeError:
+            pass
+        return facts
 
     @staticmethod
     def _instance(client: OracleClient, conn: Any, query: QuerySpec) -> dict[str, str]:
@@ -281,6 +435,7 @@ class QueryRunner:
     def _mark_failed(self, query: QuerySpec, error: str) -> None:
         state = self._state[query.name]
         state.samples, state.success, state.error, state.duration = [], False, error, 0.0
+        state.skipped = None
         state.last_run = self._clock()
         state.pending = False
 
@@ -291,6 +446,8 @@ class QueryRunner:
                 continue
             batch.add(f"{self.prefix}_success", 1 if state.success else 0, query=query.name, **self.const_labels)
             batch.add(f"{self.prefix}_duration_seconds", state.duration, query=query.name, **self.const_labels)
+            if state.skipped:
+                batch.add(f"{self.prefix}_skipped", 1, query=query.name, reason=state.skipped, **self.const_labels)
             for name, value, labels in state.samples:
                 if name in self._info:  # the declared labels apart, every label is the info's
                     declared = {INSTANCE_LABEL: labels[INSTANCE_LABEL]} if query.per_instance else {}
@@ -301,6 +458,7 @@ class QueryRunner:
         for query in self.queries:
             for metric in query.metrics:
                 batch.declare_empty(metric.name)
+        batch.declare_empty(f"{self.prefix}_skipped")
 
     def samples(self, metric: str) -> list[tuple[float, dict[str, str]]]:
         """The last successful samples of one metric (for checks computed from query results)."""
@@ -310,6 +468,8 @@ class QueryRunner:
     def errors(self) -> dict[str, str]:
         return {name: s.error for name, s in self._state.items() if s.error}
 
-    def results(self) -> dict[str, tuple[bool, str | None]]:
-        """Each query that has run: whether its last run succeeded, and its error (core/targets.py sources)."""
-        return {name: (bool(s.success), s.error) for name, s in self._state.items() if s.success is not None}
+    def results(self) -> dict[str, tuple[bool, str | None, str | None]]:
+        """Each query that has run: whether its last run succeeded, its error, and why it was skipped (a query the
+        server's version lacks: success, with that note; core/targets.py sources)."""
+        return {name: (bool(s.success), s.error, s.skipped) for name, s in self._state.items()
+                if s.success is not None}

@@ -262,14 +262,15 @@ class ProcessCollector(Collector):
             "Highest ratio of open file descriptors to the soft open-files limit among the group's processes (a sum "
             "would hide the one about to run out); absent when no process could be read.", lv,
             pe + "worst_fd_ratio; MiddlewareProcessGroupFdsNearLimit")
-        self.group_read_bytes = MetricSpec(
-            f"{P}_group_read_bytes_total", "counter",
-            "Bytes the group's processes caused to be read from storage (/proc/<pid>/io read_bytes); monotonic "
-            "across restarts; absent when no process's io could be read.", lv, pe + "read_bytes_total")
-        self.group_written_bytes = MetricSpec(
-            f"{P}_group_written_bytes_total", "counter",
-            "Bytes the group's processes caused to be sent to storage (/proc/<pid>/io write_bytes); monotonic "
-            "across restarts; absent when no process's io could be read.", lv, pe + "write_bytes_total")
+
+        def io_bytes(metric: str, moved: str, field: str) -> MetricSpec:  # one of /proc/<pid>/io's byte counters
+            return MetricSpec(
+                f"{P}_group_{metric}_bytes_total", "counter",
+                f"Bytes the group's processes caused to be {moved} storage (/proc/<pid>/io {field}); monotonic "
+                "across restarts; absent when no process's io could be read.", lv, f"{pe}{field}_total")
+
+        self.group_read_bytes = io_bytes("read", "read from", "read_bytes")
+        self.group_written_bytes = io_bytes("written", "sent to", "write_bytes")
         self.group_major_page_faults = MetricSpec(
             f"{P}_group_major_page_faults_total", "counter",
             "Major page faults (a page read from disk) of the group's processes; monotonic across restarts.", lv,

@@ -16,7 +16,8 @@ import os
 from pydantic import Field
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.config import StaticLabelMap, labels_field
+from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, read_text
 from ...core.settings import CollectorSettings, Duration
 from .parse import format_cpu_list, parse_cpu_list, parse_tcp, physical_cores, socket_inode
@@ -42,6 +43,8 @@ class VhiSettings(CollectorSettings):
     memory_per_100_mb: int = Field(64, ge=0, description="VHI-MEM: minimum per further 100 sessions.")
     memory_recommended_per_100_mb: int = Field(128, ge=0, description="VHI-MEM: recommended per further 100.")
     base_sessions: int = Field(100, ge=0, description="Sessions covered by the base memory.")
+    labels: StaticLabelMap = labels_field("Labels added to every series of this collector (the session server of "
+                                          "this host), e.g. app: vhi-prod (docs/configuration.md).")
 
 
 SESSION_SERVER_PROCESSES = MetricSpec(f"{P}_session_server_processes", "gauge", "Session server processes running.",
@@ -88,6 +91,9 @@ class VhiCollector(Collector):
 
     def specs(self) -> list[MetricSpec]:
         return SPECS
+
+    def static_labels(self) -> list[ConfiguredLabels]:
+        return [ConfiguredLabels("", "collectors.vhi.labels", self.settings.labels)]  # no target: the local server
 
     def collect(self, batch: MetricBatch) -> None:
         s = self.settings

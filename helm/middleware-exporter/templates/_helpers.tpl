@@ -120,15 +120,14 @@ when hostMetricsSource is node_exporter. Returns a YAML map path -> file name. *
 
 {{/* The exporter configuration: the chart's defaults with .Values.config merged onto them. */}}
 {{- define "middleware-exporter.config" -}}
-{{- $procfs := "/proc" }}
-{{- $sysfs := "/sys" }}
+{{- $paths := dict "procfs" "/proc" "sysfs" "/sys" }}
 {{- if eq .Values.mode "daemonset" }}
-{{- $procfs = "/host/proc" }}
-{{- $sysfs = "/host/sys" }}
+{{- $paths = dict "procfs" "/host/proc" "sysfs" "/host/sys" "rootfs" "/host/root" }}
 {{- end }}
-{{- $defaults := dict "web" (dict "listen_address" ":19462") "paths" (dict "procfs" $procfs "sysfs" $sysfs) }}
+{{- $defaults := dict "web" (dict "listen_address" ":19462") "paths" $paths }}
 {{- if or (ne .Values.mode "daemonset") (eq .Values.hostMetricsSource "node_exporter") }}
-{{- $_ := set $defaults "collectors" (dict "host" (dict "enabled" false)) }}
+{{- /* the filesystem collector measures the node's mounts under /host/root; node_exporter has them itself */}}
+{{- $_ := set $defaults "collectors" (dict "host" (dict "enabled" false) "filesystem" (dict "enabled" false)) }}
 {{- end }}
 {{- if ne .Values.mode "daemonset" }}
 {{- $_ := set $defaults.collectors "process" (dict "enabled" false) }}

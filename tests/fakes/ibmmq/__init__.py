@@ -16,7 +16,13 @@ max_depth, share}]), ``gets``/``puts`` ([[seconds after start, messages per seco
 ``no_metadata``, ``connect_error`` (a text echoed in the MQMIError, for the scrubbing test), ``get_delay`` (s),
 ``reset_enq``/``reset_deq`` (counts RESET_Q_STATS returns and clears), ``deny_topics`` (substrings of the topics
 whose MQSUB fails with 2035, e.g. one queue's ``STATQ/OUTPUT/``) and ``maxhands`` (the handles one connection may
-hold, 256 by default as the queue manager's MAXHANDS; one more fails with 2017).  :func:`handles` counts the
+hold, 256 by default as the queue manager's MAXHANDS; one more fails with 2017).  Health (issue 28), each a PCF
+answer keyed by parameter id: ``qmgr_status`` (over MQIACF_Q_MGR_STATUS 2), ``qmgr_attrs``, ``channel_status``
+and ``channels`` (lists; no channel status answers MQRCCF_CHL_STATUS_NOT_FOUND), per queue ``status`` and
+``definition`` (over the defaults; a None value leaves a parameter out).  TLS: ``ssl_cipher`` (the SVRCONN's
+SSLCIPH; connecting without a matching cipher fails with 2393), the key repository must exist as ``<stem>.kdb`` and
+``<stem>.sth`` (else 2381) and a CCDT URL is read as IBM's JSON CCDT (no entry for the queue manager: 2058).
+:func:`handles` counts the
 subscription handles opened, closed (MQCLOSE) and closed by the disconnect, as a queue manager would see them.
 """
 
@@ -41,6 +47,8 @@ CMQC = SimpleNamespace(
     MQIA_MSG_DEQ_COUNT=38, MQCA_Q_NAME=2016, MQIA_COMMAND_LEVEL=31, MQRC_Q_MGR_NOT_AVAILABLE=2059)
 CMQCFC = SimpleNamespace(MQCMD_RESET_Q_STATS=17)
 CMQXC = SimpleNamespace(MQCHT_CLNTCONN=6, MQXPT_TCP=2)
+MQCNO_CLIENT_BINDING, MQCNO_VERSION_6 = 0x800, 6
+MQRC_Q_MGR_NAME_ERROR, MQRC_KEY_REPOSITORY_ERROR, MQRC_SSL_INITIALIZATION_ERROR = 2058, 2381, 2393
 
 SCENARIO: dict[str, Any] | None = None
 CLOCK = time.time
@@ -63,8 +71,55 @@ class _Bag:
         setattr(self, name, value)
 
 
-class CD(_Bag):
-    pass
+class _Struct:
+    """An MQI structure with ibmmq's field names and defaults.  Stricter than ibmmq where ibmmq would go wrong
+    silently: an unknown field name (ibmmq keeps it as an attribute the structure never packs) and a value longer
+    than the C field (struct.pack cuts it short) raise here."""
+
+    FIELDS: dict[str, tuple[Any, int | None]] = {}  # name: (default, width of a char field or None)
+
+    def __init__(self, **kw: Any) -> None:
+        for name, (default, _) in self.FIELDS.items():
+            object.__setattr__(self, name, default)
+        for name, value in kw.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self.FIELDS:
+            raise AttributeError(f"{type(self).__name__} has no field {name} (ibmmq would ignore it silently)")
+        width = self.FIELDS[name][1]
+        if width is not None:
+            if value is None:
+                raise TypeError(f"Class:{type(self).__name__} Field:{name} must not be None")  # as ibmmq's pack
+            if len(value) > width:
+                raise ValueError(f"{type(self).__name__}.{name}: {len(value)} bytes do not fit in {width}")
+        object.__setattr__(self, name, value)
+
+    def set_vs(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+
+class CD(_Struct):
+    """MQCD, the fields the back-end may set (ibmmq's mqcd.py names and widths)."""
+
+    FIELDS = {"ChannelName": (b"", 20), "Version": (11, None), "ChannelType": (6, None),
+              "TransportType": (2, None), "ConnectionName": (b"", 264), "SSLCipherSpec": (b"", 32),
+              "SSLPeerNamePtr": (0, None), "CertificateLabel": (b"", 64)}
+
+
+class SCO(_Struct):
+    """MQSCO (ibmmq's mqsco.py: KeyRepository 256s, CertificateLabel 64s, version 5 by default)."""
+
+    FIELDS = {"Version": (5, None), "KeyRepository": (b"", 256), "CryptoHardware": (b"", 256),
+              "CertificateLabel": (b"", 64), "FipsRequired": (0, None), "CertificateValPolicy": (0, None)}
+
+
+class CNO(_Struct):
+    """MQCNO as ibmmq's mqcno.py builds it with an MQ 9.x client library (CCDTUrl exists from version 6; the
+    structure starts at version 5, so the caller raises Version to use it)."""
+
+    FIELDS = {"Version": (5, None), "Options": (0, None), "ConnTag": (b"", 128), "CCDTUrl": (0, None),
+              "ApplName": (b"", 28)}
 
 
 class SD(_Bag):
@@ -128,9 +183,17 @@ class QueueManager:
         self.handles: set[Subscription] = set()  # open subscription handles of this connection
 
     def connect_with_options(self, name: str, cd: Any = None, user: str | None = None, password: str | None = None,
-                             **kw: Any) -> None:
+                             cno: Any = None, sco: Any = None, **kw: Any) -> None:
         s = scenario()
         CALLS.append(("connect", name, user))
+        # what ibmmq itself refuses before calling MQCONNX
+        for value, kind in ((cno, CNO), (sco, SCO), (cd, CD)):
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"{kind.__name__.lower()} must be an instance of {kind.__name__}")
+        if user and password is None:
+            raise ValueError("Password must not be None if user is provided")
+        CALLS.append(("connx", name, _connection(cd, cno, sco)))
+        _check_connection(s, cd, cno, sco)
         if s.get("connect_error"):
             raise MQMIError(2, 2035, str(s["connect_error"]))
         if name != s["qmgr"]:
@@ -145,6 +208,72 @@ class QueueManager:
         self.handles.clear()
 
 
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value or "")
+
+
+def _connection(cd: Any, cno: Any, sco: Any) -> dict[str, Any]:
+    """What MQCONNX was given, for the tests (text fields decoded)."""
+    seen: dict[str, Any] = {}
+    if cd is not None:
+        seen["cd"] = {k: getattr(cd, k) for k in ("ChannelName", "ConnectionName", "SSLCipherSpec", "ChannelType",
+                                                 "TransportType", "Version")}
+    if cno is not None:
+        seen["cno"] = {"Version": cno.Version, "Options": cno.Options, "CCDTUrl": cno.CCDTUrl}
+    if sco is not None:
+        seen["sco"] = {"KeyRepository": sco.KeyRepository, "CertificateLabel": sco.CertificateLabel}
+    return seen
+
+
+def _ccdt_entry(url: str, qmgr: str) -> dict | None:
+    """The JSON CCDT's clientConnection entry for ``qmgr`` (IBM's JSON CCDT layout: channel[].name, .type,
+    .clientConnection.connection[], .clientConnection.queueManager, .transmissionSecurity.cipherSpecification)."""
+    if not url.startswith("file://"):
+        return None
+    path = url[len("file://"):]
+    try:
+        data = json.loads(open(path).read())
+    except (OSError, ValueError):
+        return None
+    for channel in data.get("channel", []):
+        if channel.get("type") == "clientConnection" and \
+                channel.get("clientConnection", {}).get("queueManager") == qmgr:
+            return channel
+    return None
+
+
+def _check_connection(s: dict, cd: Any, cno: Any, sco: Any) -> None:
+    """What the MQ client library and the queue manager would refuse (as far as a stand-in can tell)."""
+    if cd is None:  # no MQCD: the client needs a CCDT, a client binding and an MQCNO new enough to carry the URL
+        url = _text(getattr(cno, "CCDTUrl", 0) or "")
+        if cno is None or not url or cno.Version < MQCNO_VERSION_6 or not cno.Options & MQCNO_CLIENT_BINDING:
+            raise MQMIError(2, MQRC_Q_MGR_NAME_ERROR, "no client channel definition (CCDTUrl ignored or missing)")
+        entry = _ccdt_entry(url, s["qmgr"])
+        if entry is None:
+            raise MQMIError(2, MQRC_Q_MGR_NAME_ERROR, "no CCDT entry for this queue manager")
+        name = entry.get("name", "")
+        cipher = entry.get("transmissionSecurity", {}).get("cipherSpecification", "")
+    else:
+        name, cipher = _text(cd.ChannelName), _text(cd.SSLCipherSpec)
+    if cipher:
+        repo = _text(sco.KeyRepository) if sco is not None else os.environ.get("MQSSLKEYR", "")
+        if not repo or repo.endswith(".kdb") or not (os.path.isfile(repo + ".kdb") and os.path.isfile(repo + ".sth")):
+            raise MQMIError(2, MQRC_KEY_REPOSITORY_ERROR, f"key repository {repo!r} not usable")
+    wanted = s.get("ssl_cipher", "")  # the SVRCONN's SSLCIPH
+    if wanted and cipher not in (wanted, "ANY_TLS12_OR_HIGHER", "ANY_TLS13_OR_HIGHER", "ANY"):
+        raise MQMIError(2, MQRC_SSL_INITIALIZATION_ERROR, f"channel {name} wants {wanted}")
+    if not wanted and cipher:
+        raise MQMIError(2, MQRC_SSL_INITIALIZATION_ERROR, f"channel {name} is not a TLS channel")
+
+
+def _ids(item: dict, defaults: dict | None = None) -> dict:
+    """A scenario's PCF answer (JSON: string keys, text values) as ibmmq returns it: integer ids, text as bytes;
+    over ``defaults``, where a None value leaves the parameter out of the answer."""
+    answer = dict(defaults or {})
+    answer.update({int(k): (v.encode() if isinstance(v, str) else v) for k, v in item.items()})
+    return {k: v for k, v in answer.items() if v is not None}
+
+
 class PCFExecute:
     def __init__(self, qm: QueueManager, response_wait_interval: int = 5000, **kw: Any) -> None:
         self.qm = qm
@@ -153,18 +282,36 @@ class PCFExecute:
         pass
 
     def MQCMD_INQUIRE_Q_MGR_STATUS(self, args: Any) -> list[dict]:
-        return [{1149: 2}]
+        CALLS.append(("pcf", 161, args))
+        return [_ids(scenario().get("qmgr_status", {}), {1149: 2})]
+
+    def MQCMD_INQUIRE_Q_MGR(self, args: Any) -> list[dict]:
+        CALLS.append(("pcf", 2, args))
+        return [_ids(scenario().get("qmgr_attrs", {}), {2015: scenario()["qmgr"].ljust(48).encode()})]
 
     def MQCMD_INQUIRE_Q_STATUS(self, args: Any) -> list[dict]:
-        return [{2016: q["name"].ljust(48).encode(), 3: q.get("depth", 0), 17: q.get("ipprocs", 1),
-                 18: q.get("opprocs", 1), 1227: q.get("msgage", 0)} for q in scenario().get("queues", [])]
+        CALLS.append(("pcf", 41, args))
+        return [_ids(q.get("status", {}), {2016: q["name"].ljust(48).encode(), 3: q.get("depth", 0),
+                                           17: q.get("ipprocs", 1), 18: q.get("opprocs", 1),
+                                           1227: q.get("msgage", 0)})
+                for q in scenario().get("queues", [])]
 
     def MQCMD_INQUIRE_Q(self, args: Any) -> list[dict]:
-        return [{2016: q["name"].ljust(48).encode(), 20: 1, 15: q.get("max_depth", 5000)}
+        CALLS.append(("pcf", 13, args))
+        return [_ids(q.get("definition", {}), {2016: q["name"].ljust(48).encode(), 20: 1,
+                                               15: q.get("max_depth", 5000)})
                 for q in scenario().get("queues", [])]
 
     def MQCMD_INQUIRE_CHANNEL_STATUS(self, args: Any) -> list[dict]:
-        return []
+        CALLS.append(("pcf", 42, args))
+        answers = [_ids(c) for c in scenario().get("channel_status", [])]
+        if not answers:
+            raise MQMIError(2, 3065)  # MQRCCF_CHL_STATUS_NOT_FOUND, as a queue manager with no channel running
+        return answers
+
+    def MQCMD_INQUIRE_CHANNEL(self, args: Any) -> list[dict]:
+        CALLS.append(("pcf", 25, args))
+        return [_ids(c) for c in scenario().get("channels", [])]
 
     def MQCMD_RESET_Q_STATS(self, args: Any) -> list[dict]:
         s = scenario()

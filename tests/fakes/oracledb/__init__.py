@@ -22,6 +22,10 @@ YAML fixture named by $FAKE_ORACLEDB_FIXTURE, read on every call so that a test 
         columns: [EVENT, TOTAL_WAITS, SECONDS_WAITED]
         rows: [["log file switch completion", 3, 1]]
     instance: 2                              # optional (default 1): the RAC instance a new session lands on
+    version: "11.2.0.4.0"                    # optional (default 19.3.0.0.0): connection.version, as python-oracledb
+                                             # gives it from the login (no round trip)
+    con_id: 1                                # optional (default 0): SYS_CONTEXT('USERENV', 'CON_ID') (12.1+; 0
+                                             # non-CDB, 1 CDB root, >1 a PDB); on a version before 12.1: ORA-02003
     databases:                               # optional: per-dsn sections with the keys above
       "dbhost:1521/orcl": {queries: [...]}
 
@@ -98,6 +102,7 @@ def _log(line: str) -> None:
 
 
 _INSTANCE_LOOKUP = "SYS_CONTEXT('USERENV', 'INSTANCE')"
+_CON_ID_LOOKUP = "SYS_CONTEXT('USERENV', 'CON_ID')"
 
 
 class Cursor:
@@ -118,6 +123,12 @@ class Cursor:
         if _INSTANCE_LOOKUP in " ".join(sql.upper().split()):
             self.description = [("INST_ID", None, None, None, None, None, True)]
             self._rows = [(str(self._conn.instance),)]  # VARCHAR2, as SYS_CONTEXT returns it
+            return
+        if _CON_ID_LOOKUP in " ".join(sql.upper().split()):
+            if tuple(int(p) for p in self._conn.version.split(".")[:2]) < (12, 1):
+                raise DatabaseError("ORA-02003: invalid USERENV parameter")
+            self.description = [("CON_ID", None, None, None, None, None, True)]
+            self._rows = [(str(self._conn.con_id),)]
             return
         for entry in _fixture(self._conn.dsn).get("queries", []):
             if "instance" in entry and int(entry["instance"]) != self._conn.instance:
@@ -161,9 +172,11 @@ class Cursor:
 
 
 class Connection:
-    def __init__(self, dsn: str = "", instance: int = 1) -> None:
+    def __init__(self, dsn: str = "", instance: int = 1, version: str = "19.3.0.0.0", con_id: int = 0) -> None:
         self.dsn = dsn
         self.instance = instance
+        self.version = version
+        self.con_id = con_id
         self.call_timeout = 0
         self.broken = False
 
@@ -176,8 +189,14 @@ class Connection:
         pass
 
 
+# The keyword arguments of every connect() call in this process (dsn plus thin-mode ones such as wallet_location),
+# for tests at the driver boundary; the password is left out.
+CONNECTS: list[dict] = []
+
+
 def connect(user: str, password: str, dsn: str, **kwargs) -> Connection:
     _log(f"acquire {user} {dsn}")
+    CONNECTS.append({"user": user, "dsn": dsn, **kwargs})
     if not password:
         raise DatabaseError("ORA-01005: null password given; logon denied")
     fixture = _fixture(dsn)
@@ -187,7 +206,8 @@ def connect(user: str, password: str, dsn: str, **kwargs) -> Connection:
         raise DatabaseError(fixture["login_error"])
     if fixture.get("connect_error"):
         raise OperationalError(fixture["connect_error"])
-    return Connection(dsn, int(fixture.get("instance", 1)))
+    return Connection(dsn, int(fixture.get("instance", 1)), str(fixture.get("version", "19.3.0.0.0")),
+                      int(fixture.get("con_id", 0)))
 
 
 class ConnectParams:  # marks the module as python-oracledb (thin-mode keyword arguments accepted)

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""CPU per hour at a Prometheus scrape interval: middleware-exporter against node_exporter, in one run.
+
+Starts both exporters (default configuration unless --config) on free loopback ports, optionally with N extra
+idle processes (the issue's figure: 2,000), lets them settle, then scrapes each one every --scrape-interval seconds
+the way Prometheus does (its Accept header, gzip) for --duration seconds.  The figure is everything each server
+process spent over that window, background collection and scrapes alike: utime+stime+cutime+cstime from
+/proc/<pid>/stat (children included: commands a collector starts count), scaled to one hour.
+
+Before that window, an idle window (--idle-seconds, no scrapes at all) gives the CPU spent when nobody reads:
+node_exporter collects only on scrape, so its figure is ~0.
+
+Prints both figures per exporter, the ratio ours / node_exporter's, and exits 1 when ours is over
+node_exporter's CPU per hour (or over --idle-max-ms-per-s at rest).
+
+    python bench/cpu_hour_bench.py --scrape-interval 15 --duration 120 --extra-processes 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scrape_bench import CLK_TCK, Target, free_port, process_count  # noqa: E402
+
+
+def cpu_seconds_with_children(pid: int) -> float:
+    """utime + stime + cutime + cstime of a process (all its threads, and its waited-for children), seconds."""
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        text = handle.read().decode("ascii", "replace")
+    fields = text[text.rindex(")") + 2:].split()  # fields[0] is field 3 (state); utime is field 14
+    return sum(int(value) for value in fields[11:15]) / CLK_TCK
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scrape-interval", type=float, default=15.0, help="seconds between scrapes (default 15)")
+    parser.add_argument("--duration", type=float, default=120.0,
+                        help="seconds of the scraped window (default 120; an hour is extrapolated from it)")
+    parser.add_argument("--idle-seconds", type=float, default=30.0,
+                        help="seconds of the quiet window before it, no scrapes (default 30; 0: skip)")
+    parser.add_argument("--settle-seconds", type=float, default=5.0,
+                        help="seconds after start-up before anything is measured (default 5)")
+    parser.add_argument("--extra-processes", type=int, default=0, metavar="N",
+                        help="start N idle processes first (the issue's figure uses 2,000)")
+    parser.add_argument("--idle-max-ms-per-s", type=float, default=0.5, metavar="MS",
+                        help="exit 1 when our CPU at rest is over this many ms per second (default 0.5)")
+    parser.add_argument("--node-exporter", metavar="PATH",
+                        help="node_exporter binary (default: prometheus-node-exporter or node_exporter on PATH)")
+    parser.add_argument("--config", metavar="FILE", help="configuration file passed to our exporter")
+    args = parser.parse_args(argv)
+    if args.scrape_interval <= 0 or args.duration < args.scrape_interval or args.idle_seconds < 0:
+        parser.error("--scrape-interval must be > 0, --duration >= --scrape-interval, --idle-seconds >= 0")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    node_binary = args.node_exporter or shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if not node_binary:
+        print("node_exporter not found; install it (apt-get install prometheus-node-exporter) or pass "
+              "--node-exporter PATH", file=sys.stderr)
+        return 2
+    logdir = tempfile.mkdtemp(prefix="cpu-hour-bench-")
+    our_port = free_port()
+    node_port = free_port()
+    while node_port == our_port:
+        node_port = free_port()
+    our_argv = [sys.executable, "-m", "exporter", "run", "--web.listen-address", f"127.0.0.1:{our_port}"]
+    if args.config:
+        our_argv += ["--config", os.path.abspath(args.config)]
+    targets = [
+        Target("middleware-exporter", our_argv, our_port, os.path.join(logdir, "middleware-exporter.log")),
+        Target("node_exporter", [node_binary, f"--web.listen-address=127.0.0.1:{node_port}"], node_port,
+               os.path.join(logdir, "node_exporter.log")),
+    ]
+
+    def on_sigterm(signum, frame):  # SIGTERM/SIGHUP become an exception so that `finally` cleans up
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGHUP, on_sigterm)
+    sleepers: list[subprocess.Popen] = []
+    try:
+        for _ in range(args.extra_processes):
+            sleepers.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for target in targets:
+            target.start()
+        for target in targets:
+            target.wait_until_ready(None)
+            target.scrape()  # both served one scrape: our first collection is in place
+        time.sleep(args.settle_seconds)
+        idle: dict[str, float] = {}
+        if args.idle_seconds:
+            before = {t.name: cpu_seconds_with_children(t.pid) for t in targets}
+            started = time.monotonic()
+            time.sleep(args.idle_seconds)
+            elapsed = time.monotonic() - started
+            idle = {t.name: 1000 * (cpu_seconds_with_children(t.pid) - before[t.name]) / elapsed for t in targets}
+        before = {t.name: cpu_seconds_with_children(t.pid) for t in targets}
+        started = time.monotonic()
+        scrapes = 0
+        next_due = started
+        while True:
+            for target in targets:
+                target.scrape()
+            scrapes += 1
+            next_due += args.scrape_interval
+            if next_due >= started + args.duration:
+                break
+            time.sleep(max(0.0, next_due - time.monotonic()))
+        time.sleep(max(0.0, started + args.duration - time.monotonic()))
+        elapsed = time.monotonic() - started
+        spent = {t.name: cpu_seconds_with_children(t.pid) - before[t.name] for t in targets}
+        processes = process_count()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (RuntimeError, OSError, http.client.HTTPException) as exc:
+        print(f"cpu_hour_bench: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        for target in targets:
+            target.stop()
+        for sleeper in sleepers:
+            sleeper.kill()
+        for sleeper in sleepers:
+            sleeper.wait()
+        shutil.rmtree(logdir, ignore_errors=True)
+
+    per_hour = {name: seconds * 3600 / elapsed for name, seconds in spent.items()}
+    ours, node = per_hour["middleware-exporter"], per_hour["node_exporter"]
+    print(f"cpu_hour_bench: {processes} processes, {os.cpu_count()} CPUs, scrape every {args.scrape_interval:g}s, "
+          f"{scrapes} scrapes each over {elapsed:.1f}s" + (f", idle window {args.idle_seconds:g}s" if idle else ""))
+    print(f"{'exporter':<22}{'CPU s/hour':>12}{'ms/s':>9}{'ms/scrape':>11}{'idle ms/s':>11}")
+    for target in targets:
+        seconds = spent[target.name]
+        print(f"{target.name:<22}{per_hour[target.name]:>12.2f}{1000 * seconds / elapsed:>9.3f}"
+              f"{1000 * seconds / scrapes:>11.2f}" + (f"{idle[target.name]:>11.3f}" if idle else ""))
+    ratio = ours / node if node else float("inf")
+    print(f"ratio ours/node_exporter: CPU per hour {ratio:.2f}x"
+          + (f", idle {idle['middleware-exporter']:.3f} vs {idle['node_exporter']:.3f} ms/s" if idle else ""))
+    failed = False
+    if ours > node:
+        print(f"cpu_hour_bench: CPU per hour {ours:.2f}s is over node_exporter's {node:.2f}s", file=sys.stderr)
+        failed = True
+    if idle and idle["middleware-exporter"] > args.idle_max_ms_per_s:
+        print(f"cpu_hour_bench: {idle['middleware-exporter']:.3f} ms/s of CPU at rest, over "
+              f"{args.idle_max_ms_per_s:g}", file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""The filesystem collector's text back-end: ``df -k`` (Solaris, AIX, Linux), ``bdf`` (HP-UX) and optionally
+``mount`` for the file-system types, run locally or through a command prefix (``ssh -o BatchMode=yes host``),
+as the host collector's text back-end runs sar and vmstat (``host/textbackend.py``: C locale, the runner, one
+``target``).  For hosts where the exporter's Python cannot run (HP-UX 11i, old Solaris, AIX without psutil).
+
+Each command is a source (``df``, ``mount``) with its own success, duration and error text in
+``/api/v1/collectors``; both run at once, each under its own deadline inside the collector's timeout
+(``core/sources.SourceSet``), so a df stuck on a hung NFS mount fails the ``df`` source only, is killed at
+``command_timeout``, and is not started again while it is still stuck.  The series are the procfs back-end's
+(``middleware_filesystem_size_bytes`` etc., labels device, mountpoint, fstype), plus ``target`` when set.
+Figures a dialect does not print are absent, never 0 (``dfparse.py`` says which).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from ...core.config import StaticLabelMap, labels_field
+from ...core.metrics import MetricBatch
+from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
+from ...core.settings import Duration, StrictModel
+from ...core.sources import Source, SourceMetrics, SourceSet
+from ...core.targets import local_target
+from ...core.textlines import first_line
+from .parse import Mount, select_mounts
+
+if TYPE_CHECKING:
+    from . import dfparse
+
+# df per platform when `df` is not set; HP-UX's own df prints another layout, so bdf there.
+DEFAULT_DF = {"hpux": ["bdf"], "solaris": ["df", "-k"], "aix": ["df", "-k"], "linux": ["df", "-kP"],
+              "auto": ["df", "-k"]}
+_ENV = {"LC_ALL": "C", "LANG": "C"}  # one spelling of numbers and of the header
+
+
+class FilesystemTextSettings(StrictModel):
+    """Where the text back-end runs its commands (``collectors.filesystem.backend: text``)."""
+
+    command_prefix: list[str] = Field(
+        default_factory=list,
+        description="Put before every command, e.g. `[ssh, -o, BatchMode=yes, -o, ConnectTimeout=5, hpux1]` for a "
+                    "remote host (key authentication); empty: run locally.")
+    df: list[str] | None = Field(
+        None, description="df command (argument list). Unset: by platform, `[bdf]` (hpux), `[df, -kP]` (linux), "
+                          "`[df, -k]` (solaris, aix, auto); AIX `[df, -g]` and `[df, -m]` are read too (GB/MB with "
+                          "two decimals: lossy, see the README).")
+    mount: list[str] = Field(
+        default_factory=list,
+        description="Command listing the mounts with their types (`[]`, the default: fstype is empty and "
+                    "readonly absent): `[mount, -p]` (HP-UX, Solaris), `[mount]` (AIX, Linux), `[mount, -v]` "
+                    "(Solaris).")
+    platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
+        "auto", description="Chooses the default `df`; the output's dialect is recognised from its header.")
+    target: str = Field("", description="Value of the `target` label of the series (the host the commands read, "
+                                        "e.g. `hpux1`); empty: the label is left out.")
+    command_timeout: Duration = Field(8.0, description="Seconds a command may run (including ssh) before its whole "
+                                                       "process group is killed; shorter than `timeout`.")
+    labels: StaticLabelMap = labels_field("Labels added to every series of the filesystem collector while it reads "
+                                          "this host (`backend: text`), e.g. site: fra1 (docs/configuration.md).")
+
+    def df_argv(self) -> list[str]:
+        return list(self.df) if self.df is not None else list(DEFAULT_DF[self.platform])
+
+
+SOURCES = SourceMetrics.declare("middleware_filesystem_text",
+                                "1 if the command is configured (sources df, mount; text back-end only).")
+
+
+class TextFilesystems:
+    """One collector's df (and mount) through the runner, kept from run to run (a stuck command is not
+    started again while it hangs)."""
+
+    def __init__(self, settings: FilesystemTextSettings, timeout: float, filters: tuple[str, str, str, str]) -> None:
+        self.settings = settings
+        self.filters = filters  # mount points include, exclude; fs types include, exclude (FilesystemSettings)
+        self.sources = SourceSet("filesystem", SOURCES, timeout)
+
+    @property
+    def target(self) -> str:
+        """The host's name on the status page and in middleware_target_up (core/targets.py)."""
+        return local_target(self.settings.target)
+
+    def _run(self, argv: list[str], check: bool = True) -> CommandResult:
+        command = [*self.settings.command_prefix, *argv]
+        result = run_command(command, self.settings.command_timeout, env={**os.environ, **_ENV}, check=check)
+        if result.truncated and len(result.stdout_bytes) >= DEFAULT_MAX_OUTPUT:
+            raise ValueError(f"{argv[0]}: the output was longer than the {DEFAULT_MAX_OUTPUT // (1 << 20)} MiB "
+                             "kept and was cut: mounts would be missing")
+        return result
+
+    def collect(self, batch: MetricBatch, specs: dict) -> None:
+        from . import dfparse  # only for this back-end
+
+        table: dict[str, dfparse.MountInfo] = {}
+
+        def read_mount():
+            result = self._run(self.settings.mount)
+            parsed = dfparse.parse_mount(result.stdout)
+            if not parsed:
+                raise ValueError(f"mount: no mount recognised in the output (first line: "
+                                 f"{first_line(result.stdout, 120)!r})")
+            return lambda: table.update(parsed)  # run before df's samples: the sources are added in list order
+
+        def read_df():
+            # df exits non-zero when one mount cannot be read (Solaris "cannot statvfs", AIX) yet prints the others
+            argv = self.settings.df_argv()
+            result = self._run(argv, check=False)
+            reading = dfparse.parse_df(result.stdout)
+            status = ""
+            if result.returncode != 0:
+                said = first_line(result.stderr or result.stdout, 200)
+                status = f"{argv[0]}: exit status {result.returncode}" + (f": {said}" if said else "")
+                if reading.problem is not None or not reading.rows:
+                    raise CommandError(status)
+            if reading.problem is not None:
+                raise ValueError(reading.problem)
+            if not reading.rows:
+                raise ValueError(f"df: a header but no mount in the output (first line: "
+                                 f"{first_line(result.stdout, 120)!r})")
+
+            def add() -> None:
+                self._emit(batch, specs, reading, table)
+                if status:  # the rows printed are read; what df could not read is said beside them
+                    batch.note_error("df exit status", f"{status} (the {len(reading.rows)} mounts printed were read)")
+            return add
+
+        self.sources.run(batch, [
+            Source("mount", bool(self.settings.mount), read_mount),
+            Source("df", bool(self.settings.df_argv()), read_df),
+        ], target=self.target)
+
+    def _emit(self, batch: MetricBatch, specs: dict, reading: dfparse.DfReading,
+              table: dict[str, dfparse.MountInfo]) -> None:
+        from . import dfparse
+
+        mounts, rows = [], {}
+        for row in reading.rows:
+            info = table.get(row.mountpoint)
+            mount = Mount(row.device, row.mountpoint, info.fstype if info else "", "")
+            mounts.append(mount)
+            rows[(row.device, row.mountpoint, mount.fstype)] = (row, info)
+        selection = select_mounts(mounts, *self.filters)
+        specs["skipped"].add(batch, selection.skipped)
+        for mount in selection.mounts:
+            row, info = rows[(mount.source, mount.mountpoint, mount.fstype)]
+            labels = {"device": mount.source, "mountpoint": mount.mountpoint, "fstype": mount.fstype}
+            readonly = dfparse.is_readonly(info) if info else None
+            if readonly is not None:
+                specs["readonly"].add(batch, int(readonly), **labels)
+            if row.size is None and row.free is None and row.avail is None:
+                continue  # AIX's /proc: all "-"
+            specs["device_error"].add(batch, 0, **labels)
+            for key, value in (("size", row.size), ("free", row.free), ("avail", row.avail)):
+                if value is not None:
+                    specs[key].add(batch, value, **labels)

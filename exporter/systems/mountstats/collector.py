@@ -1,0 +1,220 @@
+"""NFS client statistics per mount from ``<procfs>/self/mountstats`` (node_exporter's ``mountstats`` collector).
+
+One read of that file per run (the kernel prints counters it keeps in memory: no statfs, no request to the NFS
+server, so a hung server cannot block it) and, when there is an NFS mount, one of ``<procfs>/self/mountinfo`` for
+the server address.  A host without NFS mounts gets no series at all.  Names are node_exporter's
+(``node_mountstats_nfs_*`` -> ``middleware_mountstats_nfs_*``) with one more label, ``mountpoint``; see README.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from pydantic import Field, field_validator
+
+from ...core.collector import Collector, Context
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.settings import CollectorSettings, check_regex
+
+P = f"{NAMESPACE}_mountstats_nfs"
+NE = "node_exporter: node_mountstats_nfs_"
+MOUNT = ("export", "protocol", "mountaddr", "mountpoint")
+OP = (*MOUNT, "operation")
+XPRT = (*MOUNT, "transport")
+MAX_FILE_BYTES = 32 * 1024 * 1024  # about 5,000 NFS mounts; a larger file is refused, not read on
+# node_exporter wraps millisecond counters at 2^53 (the integers a float64 holds exactly) before dividing; the same
+# here, so both give the same figure and the counter resets (rate() copes) instead of losing precision.
+FLOAT64_MANTISSA = 2**53
+
+
+def _origin(name: str) -> str:
+    return f"{NE}{name} (plus our `mountpoint` label: two mounts of one export stay two series)"
+
+
+def _spec(name: str, kind: str, text: str, labels: tuple[str, ...] = MOUNT) -> MetricSpec:
+    return MetricSpec(f"{P}_{name}", kind, text, labels, _origin(name))
+
+
+AGE = _spec("age_seconds_total", "counter", "Seconds since the NFS mount was made (age:).")
+BYTES = {
+    "read": _spec("read_bytes_total", "counter", "Bytes read by applications with read() (bytes: field 1)."),
+    "write": _spec("write_bytes_total", "counter", "Bytes written by applications with write() (bytes: field 2)."),
+    "direct_read": _spec("direct_read_bytes_total", "counter", "Bytes read with O_DIRECT (bytes: field 3)."),
+    "direct_write": _spec("direct_write_bytes_total", "counter", "Bytes written with O_DIRECT (bytes: field 4)."),
+    "total_read": _spec("total_read_bytes_total", "counter", "Bytes read from the NFS server in all, by READ "
+                        "requests (bytes: field 5)."),
+    "total_write": _spec("total_write_bytes_total", "counter", "Bytes written to the NFS server in all, by WRITE "
+                         "requests (bytes: field 6)."),
+    "read_pages": _spec("read_pages_total", "counter", "Pages read through mmap() or readpage(s) (bytes: field 7)."),
+    "write_pages": _spec("write_pages_total", "counter", "Pages written through mmap() or writepage(s) "
+                         "(bytes: field 8)."),
+}
+_EVENT_HELP = {
+    "inode_revalidate": "Times cached inode attributes were revalidated from the server.",
+    "dnode_revalidate": "Times cached directory entries were revalidated from the server.",
+    "data_invalidate": "Times an inode's data cache was invalidated.",
+    "attribute_invalidate": "Times cached inode attributes were invalidated.",
+    "vfs_open": "Times files or directories were opened.",
+    "vfs_lookup": "Directory lookups.",
+    "vfs_access": "Permission checks (access()).",
+    "vfs_update_page": "Page updates (and potential writes).",
+    "vfs_read_page": "Single pages read (readpage()).",
+    "vfs_read_pages": "Groups of pages read (readpages()).",
+    "vfs_write_page": "Single pages written (writepage()).",
+    "vfs_write_pages": "Groups of pages written (writepages()).",
+    "vfs_getdents": "Directory reads (getdents()).",
+    "vfs_setattr": "Attribute changes (setattr()).",
+    "vfs_flush": "Pending writes flushed to the server (close of a written file).",
+    "vfs_fsync": "fsync() calls on files and directories.",
+    "vfs_lock": "Lock attempts on files.",
+    "vfs_file_release": "Files closed and released.",
+    "truncation": "Files truncated.",
+    "write_extension": "Writes that extended a file beyond its end.",
+    "silly_rename": "Files removed while still open (renamed to .nfsXXXX).",
+    "short_read": "Reads where the server returned less data than asked.",
+    "short_write": "Writes where the server wrote less data than asked.",
+    "jukebox_delay": "Times the server answered EJUKEBOX (data on offline storage; the client retries later).",
+    "pnfs_read": "pNFS reads (NFS v4.1+).",
+    "pnfs_write": "pNFS writes (NFS v4.1+).",
+}
+EVENTS = {key: _spec(f"event_{key}_total", "counter", f"{text} (events:)") for key, text in _EVENT_HELP.items()}
+TRANSPORT = {  # xprt: field -> spec; per xprt: line (several with nconnect), label `transport` = its index
+    "bind": _spec("transport_bind_total", "counter", "Times the client bound a new connection to the server.",
+                  XPRT),
+    "connect": _spec("transport_connect_total", "counter", "Times the client connected to the server (TCP, RDMA; "
+                     "absent for UDP).", XPRT),
+    "idle_time": _spec("transport_idle_time_seconds", "gauge", "Seconds since the transport last carried an RPC "
+                       "(0 while not connected; absent for UDP).", XPRT),
+    "sends": _spec("transport_sends_total", "counter", "RPC requests sent to the server.", XPRT),
+    "receives": _spec("transport_receives_total", "counter", "RPC replies received from the server.", XPRT),
+    "bad_xids": _spec("transport_bad_transaction_ids_total", "counter", "Replies with a transaction id the client "
+                      "did not know.", XPRT),
+    "backlog": _spec("transport_backlog_queue_total", "counter", "Sum of the backlog queue length at each request "
+                     "(divide its rate by the sends' rate for the mean).", XPRT),
+    "max_slots": _spec("transport_maximum_rpc_slots", "gauge", "Most RPC slots in use at once (statvers 1.1; "
+                       "absent over RDMA, where node_exporter shows 0).", XPRT),
+    "sending_queue": _spec("transport_sending_queue_total", "counter", "Sum of the sending queue length at each "
+                           "request (statvers 1.1; absent over RDMA).", XPRT),
+    "pending_queue": _spec("transport_pending_queue_total", "counter", "Sum of the pending queue length at each "
+                           "request (statvers 1.1; absent over RDMA).", XPRT),
+}
+OPS_REQUESTS = _spec("operations_requests_total", "counter", "Requests of the operation (per-op field 1).", OP)
+OPS_TRANSMISSIONS = _spec("operations_transmissions_total", "counter", "Transmissions of the operation, retries "
+                          "included (per-op field 2).", OP)
+OPS_MAJOR_TIMEOUTS = _spec("operations_major_timeouts_total", "counter", "Major timeouts of the operation (the "
+                           "client gave up waiting and logged 'server not responding'; per-op field 3).", OP)
+OPS_SENT = _spec("operations_sent_bytes_total", "counter", "Bytes sent for the operation, RPC headers included "
+                 "(per-op field 4).", OP)
+OPS_RECEIVED = _spec("operations_received_bytes_total", "counter", "Bytes received for the operation, RPC headers "
+                     "included (per-op field 5).", OP)
+OPS_QUEUE = _spec("operations_queue_time_seconds_total", "counter", "Seconds the operation's requests waited "
+                  "before being sent (per-op field 6, milliseconds).", OP)
+OPS_RESPONSE = _spec("operations_response_time_seconds_total", "counter", "Seconds from sending to the reply (RTT) "
+                     "over the operation's requests (per-op field 7, milliseconds); rate() of it over rate() of "
+                     "requests is the mean RTT.", OP)
+OPS_REQUEST = _spec("operations_request_time_seconds_total", "counter", "Seconds from queueing to the end of the "
+                    "reply over the operation's requests (per-op field 8, milliseconds).", OP)
+OPS_ERRORS = MetricSpec(f"{P}_operations_errors_total", "counter", "Requests of the operation that ended with an "
+                        "error status (per-op field 9; absent on kernels that print 8 fields).", OP,
+                        "ours: procfs parses this field, node_exporter does not export it")
+SPECS = [AGE, *BYTES.values(), *EVENTS.values(), *TRANSPORT.values(), OPS_REQUESTS, OPS_TRANSMISSIONS,
+         OPS_MAJOR_TIMEOUTS, OPS_SENT, OPS_RECEIVED, OPS_QUEUE, OPS_RESPONSE, OPS_REQUEST, OPS_ERRORS]
+
+
+class MountstatsSettings(CollectorSettings):
+    enabled: bool = Field(True, description="Run this collector: one read of <procfs>/self/mountstats per run "
+                                            "(no statfs, nothing sent to the NFS server, so a hung server cannot "
+                                            "block it); no series on a host without NFS mounts.")
+    operations: str = Field(".*", description="Regex (full match) of the NFS operations whose per-op series are "
+                                              "exported, e.g. `READ|WRITE|GETATTR|LOOKUP|ACCESS`; every one by "
+                                              "default (about 60 per NFSv4 mount, 9 series each); `''` for none.")
+
+    @field_validator("operations")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        return check_regex(value)
+
+
+def _ms(value: int) -> float:
+    return (value % FLOAT64_MANTISSA) / 1000.0
+
+
+class MountstatsCollector(Collector):
+    name = "mountstats"
+    description = "NFS client statistics per mount (bytes, events, transports, per-operation counts and times)."
+    Settings = MountstatsSettings
+
+    def __init__(self, settings: MountstatsSettings, context: Context) -> None:
+        super().__init__(settings, context)
+        self.settings: MountstatsSettings = settings
+        from . import parse  # only when enabled (issue 30: a disabled collector imports nothing of its own)
+
+        self._parse = parse
+        self._operations = re.compile(settings.operations)
+        self.path = os.path.join(context.procfs, "self", "mountstats")
+        self.info_path = os.path.join(context.procfs, "self", "mountinfo")
+
+    def specs(self) -> list[MetricSpec]:
+        return list(SPECS)
+
+    def _read(self, path: str) -> str:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError(f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read")
+        return data.decode("utf-8", "replace")
+
+    def collect(self, batch: MetricBatch) -> None:
+        try:
+            text = self._read(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return  # no mountstats (not Linux, or a recorded tree without it): no NFS statistics to report
+        parsed = self._parse.parse_mountstats(text)
+        if parsed.notes:
+            batch.note_error("mountstats", f"{self.path}: {parsed.summary()}")
+        if not parsed.mounts:
+            return
+        try:
+            infos = self._parse.parse_mountinfo(self._read(self.info_path))
+        except (OSError, ValueError) as exc:
+            infos = []
+            batch.note_error("mountinfo", f"{exc}; mountaddr left empty")
+        seen: set[tuple[str, str, str, str]] = set()
+        for mount in parsed.mounts:
+            labels = {"export": mount.device, "protocol": mount.protocol,
+                      "mountaddr": self._parse.mount_address(mount, infos), "mountpoint": mount.mountpoint}
+            key = (labels["export"], labels["protocol"], labels["mountaddr"], labels["mountpoint"])
+            if key in seen:
+                continue  # the same export mounted twice on one mount point: the first entry, as node_exporter
+            seen.add(key)
+            self._emit(batch, mount, labels)
+
+    def _emit(self, batch: MetricBatch, mount, labels: dict[str, str]) -> None:
+        if mount.age is not None:
+            AGE.add(batch, mount.age, **labels)
+        for key, value in (mount.bytes or {}).items():
+            BYTES[key].add(batch, value, **labels)
+        for key, value in (mount.events or {}).items():
+            spec = EVENTS.get(key)
+            if spec is not None:
+                spec.add(batch, value, **labels)
+        for index, transport in enumerate(mount.transports):
+            for key, value in transport.fields.items():
+                spec = TRANSPORT.get(key)
+                if spec is not None:
+                    spec.add(batch, value, **labels, transport=str(index))
+        for op in mount.operations:
+            if not self._operations.fullmatch(op.name):
+                continue
+            op_labels = {**labels, "operation": op.name}
+            OPS_REQUESTS.add(batch, op.requests, **op_labels)
+            OPS_TRANSMISSIONS.add(batch, op.transmissions, **op_labels)
+            OPS_MAJOR_TIMEOUTS.add(batch, op.major_timeouts, **op_labels)
+            OPS_SENT.add(batch, op.sent_bytes, **op_labels)
+            OPS_RECEIVED.add(batch, op.received_bytes, **op_labels)
+            OPS_QUEUE.add(batch, _ms(op.queue_ms), **op_labels)
+            OPS_RESPONSE.add(batch, _ms(op.response_ms), **op_labels)
+            OPS_REQUEST.add(batch, _ms(op.request_ms), **op_labels)
+            if op.errors is not None:
+                OPS_ERRORS.add(batch, op.errors, **op_labels)

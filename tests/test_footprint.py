@@ -1,0 +1,96 @@
+"""Memory footprint (issue 30, docs/footprint.md): what a default start must not import.
+
+The resident-memory figures themselves are measured by bench/memory_bench.py against node_exporter; this test
+guards the laziness that keeps them down without measuring anything: a fresh interpreter builds the default app
+exactly as ``run`` does (configuration, collectors, scheduler, one collection, the HTTP app behind its gate) and
+lists the modules it loaded.  A web configuration with TLS and basic auth does not import cryptography either
+(bcrypt comes with the first login)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from .conftest import REPO, require_binary
+
+# jinja2: only /advice renders HTML with it; cryptography: only a client_allowed_sans check or the healthcheck's
+# TLS probe; bcrypt: only basic_auth_users; psutil: only the psutil back-end; uvicorn's optional speed-ups are
+# not used (http=h11, ws=none); the advisor and the status page: on their first request
+NEVER_AT_DEFAULT_START = ("jinja2", "cryptography", "bcrypt", "psutil", "uvloop", "httptools", "websockets",
+                          "email_validator", "exporter.advisor", "exporter.statuspage")
+
+BUILD_APP = textwrap.dedent("""
+    import json, sys
+    from exporter import cli
+    from exporter.core.scheduler import Scheduler
+    from exporter.core.webconfig import LiveWebConfig, WebGate, load_web_config
+    from exporter.server import create_app
+    import uvicorn  # _serve imports it before building the app
+
+    web = load_web_config(sys.argv[1]) if len(sys.argv) > 1 else None
+    live = LiveWebConfig(web) if web is not None else None
+    config = cli.load(None)
+    scheduler = Scheduler(cli.build_collectors(config), labels=config.labels)
+    app = WebGate(create_app(scheduler, {c.name: c.description for c in cli.COLLECTORS}, settings=config),
+                  live=live, open_paths=frozenset(), max_requests=4)
+    scheduler.run_once()
+    scheduler.render()
+    print(json.dumps(sorted(sys.modules)))
+""")
+
+
+def _loaded(*args: str) -> set[str]:
+    env_clean = {k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")}
+    result = subprocess.run([sys.executable, "-c", BUILD_APP, *args], cwd=REPO, capture_output=True, text=True,
+                            timeout=120, env=env_clean)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout))
+
+
+def _present(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if any(m == name or m.startswith(name + ".") for m in modules)]
+
+
+def test_default_start_imports_nothing_it_does_not_use():
+    modules = _loaded()
+    assert "fastapi" in modules and "exporter.systems.host.collector" in modules  # the app really was built
+    assert _present(modules, NEVER_AT_DEFAULT_START) == []
+
+
+def test_tls_and_basic_auth_start_does_not_import_cryptography(tmp_path):
+    subprocess.run([require_binary("openssl"), "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-nodes", "-keyout", "tls.key", "-out", "tls.crt", "-days", "2", "-subj", "/CN=localhost"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    # an invented bcrypt hash of cost 4 (format only: nobody logs in here)
+    digest = "$2b$04$" + "a" * 53
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config:\n  cert_file: {tmp_path / 'tls.crt'}\n  key_file: {tmp_path / 'tls.key'}\n"
+                   f"basic_auth_users:\n  prometheus: '{digest}'\n")
+    modules = _loaded(str(web))
+    assert "ssl" in modules
+    assert _present(modules, ("cryptography", "jinja2", "exporter.advisor", "exporter.statuspage")) == []
+
+
+def test_certificate_validity_reads_the_dates_cryptography_reads(tmp_path):
+    """webconfig.certificate_validity replaces cryptography.x509 at start: same dates for UTCTime (before 2050)
+    and GeneralizedTime (2050 on) validity, RSA and EC keys; a PEM without a certificate is a ValueError."""
+    import pytest
+    from cryptography import x509
+
+    from exporter.core.webconfig import certificate_validity
+
+    openssl = require_binary("openssl")
+    for name, key, days in (("rsa", ["rsa:2048"], "1"), ("ec", ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"], "30000")):
+        subprocess.run([openssl, "req", "-x509", "-newkey", *key, "-nodes", "-keyout", f"{name}.key", "-out",
+                        f"{name}.crt", "-days", days, "-subj", f"/CN={name}"], cwd=tmp_path, check=True,
+                       capture_output=True)
+        pem = (tmp_path / f"{name}.crt").read_bytes()
+        leaf = x509.load_pem_x509_certificate(pem)
+        assert certificate_validity(pem + pem) == (leaf.not_valid_before_utc, leaf.not_valid_after_utc)
+    with pytest.raises(ValueError):
+        certificate_validity(b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    with pytest.raises(ValueError):
+        certificate_validity((tmp_path / "ec.key").read_bytes())
