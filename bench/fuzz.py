@@ -100,6 +100,7 @@ def targets() -> dict[str, Target]:
     from exporter.systems.host import textparse
     from exporter.systems.hpom import parse as hpom
     from exporter.systems.ibmmq import parse as mq
+    from exporter.systems.oracle import alertlog as oracle_alertlog
     from exporter.systems.oracle import parse as oracle
     from exporter.systems.vhi import parse as vhi
 
@@ -135,6 +136,8 @@ def targets() -> dict[str, Target]:
                                                             "host_text/garbage*"), _reading_keeps),
         "filesystem_df": Target(dfparse.parse_df, ("real/filesystem/*_df_*", "real/filesystem/hpux_bdf_*")),
         "filesystem_mount": Target(dfparse.parse_mount, ("real/filesystem/*mount*",)),
+        "oracle_alert_errors": Target(lambda t: oracle_alertlog.message_codes(t)[0], ("real/oracle/alert_log*",),
+                                      lambda alone, mixed: all(mixed[c] >= n for c, n in alone.items())),
     }
     return found
 
@@ -306,6 +309,7 @@ LINEAR_RATIO = 24.0  # the time of 8n over the time of n: 8 when linear, 64 when
 def linear_shapes() -> list[tuple[str, Callable[[int], Callable[[], object]], int]]:
     """(label, n -> the parse of a shape of size n, n): shapes that once made a parser quadratic."""
     from exporter.systems.ibmmq import parse as mq
+    from exporter.systems.oracle.alertlog import message_codes
 
     header = "AMQ8417I: Display Channel Status details.\n   CHANNEL(A)\n   "
     pub = "Publication received PutDate:20250320 PutTime:15320100 Interval:10.000 seconds\n"
@@ -321,6 +325,8 @@ def linear_shapes() -> list[tuple[str, Callable[[int], Callable[[], object]], in
         ("parse_dspmq_records: QMNAME(x) A(b x n", lambda n: lambda: mq.parse_dspmq_records(
             "QMNAME(x) " + "A(b " * n + "\n"), 4000),
         ("parse_amqsrua: a 1 1 1 ... x n", lambda n: lambda: mq.parse_amqsrua(pub + "a" + " 1" * n + "x\n"), 4000),
+        ("alert-log codes: near-timestamps and ORA-0000 x n", lambda n: lambda: message_codes(
+            "Sat Jun  5 14:58:37 201" * n + "\nPDB$X(" * n + "ORA-0000" * n + "\n"), 4000),
     ]
 
 

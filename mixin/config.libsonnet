@@ -85,6 +85,11 @@
       mq_throughput_fall_ratio: 0.25,
       mq_queue_depth_ratio: 0.8,
       mq_queue_working_depth: 100,
+      // issue 28: channel, queue and queue-manager health (this project's defaults, docs/runbooks/ibmmq.md)
+      mq_channel_instances_ratio: 0.8,
+      mq_queue_oldest_message_age_seconds: 3600,
+      mq_queue_file_ratio: 0.8,
+      mq_log_in_use_percent: 80,
       // oracle
       oracle_redo_switches_per_hour: 12,
       oracle_log_file_switch_wait_seconds_per_second: 0.1,
@@ -115,6 +120,16 @@
     fsReadOnlyLookback: '1d',
     // The NFS operations whose round-trip time MiddlewareNfsSlowResponses watches.
     nfsSlowOperationsSelector: 'operation=~"READ|WRITE"',
+
+    // IBM MQ (issue 28). Channel types that start their channel (sender side): a stopped or retrying one holds
+    // messages back; receiving ends and server-connection channels are idle by design while nobody uses them.
+    mqSenderChannelTypes: 'SENDER|SERVER|REQUESTER|CLUSSDR',
+    // MiddlewareMqQueueNoReader: queues meant to be read only now and then (dead-letter, backout, archive queues;
+    // a batch job's input read at night) are left out here; the queue manager's own DEADQ and transmission
+    // queues always are.
+    mqNoReaderQueueSelector: 'queue!~"SYSTEM[.].*|.*DEAD[.]LETTER.*|.*BACKOUT.*|.*[.]BOQ|.*ARCHIVE.*"',
+    // MiddlewareMqQueueMessageTooOld and MiddlewareMqQueueMonitoringOff: the queues whose oldest message is watched.
+    mqMessageAgeQueueSelector: 'queue!~"SYSTEM[.].*"',
 
     // Derived; not meant to be overridden.
     // `%(clusterPrefix)s` opens every non-empty `by (...)` / `on (...)` list of the rules.

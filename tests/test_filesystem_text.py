@@ -314,3 +314,21 @@ def test_exporter_process_reports_df_through_a_prefix_and_its_failure(tmp_path, 
             assert df_state["success"] is False and "fail: not found" in df_state["last_error"]
             assert "fail: not found" in fs["source_errors"]["df"]
             assert fs["source_errors"]["df"] in exporter.log()
+
+
+def test_hpux_bdf_li_gives_file_nodes_too():
+    """bdf -i: the inode columns give files (iused + ifree) and files_free (ifree); a capture without them none."""
+    r = df("hpux_bdf_li_opensvc.txt")
+    # /dev/vg00/lvol3    1048576  228160  814136   22%   2105  25607    8% /
+    assert r.dialect == "used-avail-inodes"
+    assert r.rows == [dp.DfRow("/dev/vg00/lvol3", "/", 1048576 * K, (1048576 - 228160) * K, 814136 * K,
+                               2105 + 25607, 25607)]
+    assert by_mount(df("hpux_bdf_hpux1-vxfs.txt"))["/"].files is None
+
+
+def test_invented_macos_df_k_i_columns_are_read():
+    """INVENTED sample in the BSD/macOS `df -k -i` column layout (`iused ifree %iused`), figures made up."""
+    r = dp.parse_df("Filesystem 1024-blocks Used Available Capacity iused ifree %iused  Mounted on\n"
+                    "/dev/disk1s1 488245288 401176852 82838848 83% 2188469 4880000 31% /\n")
+    assert r.rows == [dp.DfRow("/dev/disk1s1", "/", 488245288 * K, (488245288 - 401176852) * K, 82838848 * K,
+                               2188469 + 4880000, 4880000)]

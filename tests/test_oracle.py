@@ -331,6 +331,16 @@ def test_real_oracle_database():
     assert _v(samples, "up", database="real") == 1, batch.errors
     failed = {k: v for k, v in batch.errors.items() if k.startswith("real:")}
     assert not failed, failed
+    # every shipped query ran (or was skipped for the server's version, saying why): the issue 29 health figures
+    # (sessions, tablespaces, wait classes, activity, instances, database, FRA, archive destinations, backups,
+    # Data Guard, ASM, containers) included
+    from exporter.systems.oracle.querymetrics import load_queries
+
+    shipped = {q.name for q in load_queries(REPO / "exporter/systems/oracle/queries.yaml")}
+    sources = batch.reports.targets["real"].sources
+    assert shipped <= set(sources), shipped - set(sources)
+    assert all(sources[name].ok for name in shipped), {n: sources[n].error for n in shipped if not sources[n].ok}
+    print({name: sources[name].note for name in sorted(shipped) if sources[name].note})  # the skipped ones
 
 
 def test_missing_mount_table_skips_only_the_file_system_checks(fake_db, tmp_path):
@@ -595,9 +605,11 @@ def test_check_config_fails_naming_the_check_a_site_queries_file_drops(tmp_path)
 
 # ---- the per-database fan-out (core.fanout) ----------------------------------------------------------------------
 def test_a_database_deadline_is_its_budget_capped_by_the_collector_timeout():
-    # the budget: connect 10 s + 9 queries x 5 s + 5 instance lookups x 5 s (the per_instance queries) + 2 x 5 s
-    # for the file-location lookup + 2 x 5 s for the heap warnings (the view's start and its rows) = 100 s
+    # the budget: connect 10 s + 23 queries x 5 s (alternatives of one query count once) + 5 instance lookups x 5 s
+    # (the per_instance queries) + 4 conditional queries x 2 x 5 s (the session's version and container, read once
+    # per session) + 2 x 5 s for the file-location lookup + 2 x 5 s for the heap warnings (the view's start and its
+    # rows) = 210 s
     short = _collector(_settings(timeout="30s"))
     assert [db.deadline for db in short.databases] == [target_limit(30.0)] * 2 == [28.0, 28.0]
     long = _collector(_settings(interval="300s", timeout="300s"))
-    assert [db.deadline for db in long.databases] == [100.0, 100.0]
+    assert [db.deadline for db in long.databases] == [210.0, 210.0]

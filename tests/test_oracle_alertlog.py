@@ -30,7 +30,8 @@ GENUINE_10G = (REAL / "alert_log_kgl_heap_warning_10.2.0.1_with_ora600.txt").rea
 MIB = 1024 * 1024
 DSN = "alert.example:1521/orcl"
 
-_spec = importlib.util.spec_from_file_location("fake_oracledb_sqltypes_alert", REPO / "tests/fakes/oracledb/sqltypes.py")
+_spec = importlib.util.spec_from_file_location("fake_oracledb_sqltypes_alert",
+                                               REPO / "tests/fakes/oracledb/sqltypes.py")
 sqltypes = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sqltypes)
 

@@ -207,6 +207,9 @@ def test_every_shipped_file_has_queries():
     ("SELECT name FROM v$parameters", "unknown view or table v$parameters"),
     ("SELECT thread# FROM v$thread WHERE (", "does not parse"),
     ("DELETE FROM v$log", "not a query"),
+    ("SELECT inst_id, wait_class, time_waited_micro FROM gv$system_wait_class", "time_waited_micro is not"),
+    ("SELECT c.name FROM cdb_tablespaces t JOIN v$containers c ON c.con_id = t.con_id WHERE t.contents_x = 1",
+     "contents_x is not a documented column of t"),
 ])
 def test_the_checker_catches_mistakes(sql, expected):
     assert any(expected in problem for problem in problems(sql)), problems(sql)

@@ -1,5 +1,5 @@
 // IBM MQ alerts: queue-manager CPU saturation (MQ-CPU), queue depth (MQ-DEPTH), queue-manager, channel and
-// back-end state.
+// back-end state, and (issue 28) channel, queue-activity and queue-manager health beyond depth.
 //
 // Load together with alerts/recording.yml (instance:middleware_host_cpu_idle:ratio5m,
 // qmgr:ibmmq_qmgr_destructive_gets:rate5m and its hour's 90th percentile).
@@ -185,22 +185,299 @@ local utils = import '../lib/utils.libsonnet';
           // otherwise). $value is the number of active instances (0).
           {
             alert: 'MiddlewareMqChannelNotRunning',
-            expr: 'ibmmq_channel_status_squash{%(middlewareSelector)s, type!~"SVRCONN|RCVR|CLUSRCVR"} == 0' % $._config,
+            expr: |||
+              (ibmmq_channel_status{%(middlewareSelector)s, type=~"%(mqSenderChannelTypes)s"} != 0)
+              and
+              (ibmmq_channel_status_squash{%(middlewareSelector)s} == 0)
+            ||| % $._config,
             'for': '10m',
             labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
             annotations: {
-              summary: 'IBM MQ channel stopped.',
+              summary: 'IBM MQ sender-side channel stopped.',
               description: utils.fold(|||
                 Channel {{ $labels.channel }} ({{ $labels.type }}) of {{ $labels.qmgr }} ({{ $labels.instance }}) to
-                {{ $labels.connname }} has been stopped or inactive for 10 minutes (squashed status {{ $value }}; 2
-                is running). Messages for its partner wait on the transmission queue.
+                {{ $labels.connname }} has reported status {{ $value }} ({{ if eq $value 6.0 }}stopped{{ else if eq
+                $value 8.0 }}paused{{ else if eq $value 9.0 }}disconnected{{ else }}not running{{ end }}) for 10
+                minutes. Messages for its partner wait on the transmission queue until it runs again.
               |||),
               runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelNotRunning'),
               source: 'operational rule, not from the guides (none)',
             },
           },
-          // Server-connection channels and receiving ends (RCVR, CLUSRCVR) are inactive by design while no client
-          // or partner uses them; their partner's sender channel shows the problem.
+          // Sender-side types only (mqSenderChannelTypes: SENDER, SERVER, REQUESTER, CLUSSDR; mq_prometheus's words):
+          // server-connection channels and receiving ends (RECEIVER, CLUSRCVR) are idle by design while no client or
+          // partner uses them, and the partner's sender shows a real outage. Status 0 (INACTIVE: a defined channel
+          // without status, show_inactive_channels) is left out although its squashed status is 0 too: a sender
+          // with nothing to send ends on its disconnect interval and is started again by triggering. $value is the
+          // MQCHS status (6 stopped, 8 paused, 9 disconnected).
+          {
+            alert: 'MiddlewareMqChannelStoppedWithMessagesWaiting',
+            expr: |||
+              (ibmmq_channel_status{%(middlewareSelector)s, type=~"SENDER|SERVER|CLUSSDR"} == 6)
+              and on (%(clusterPrefix)sinstance, qmgr)
+              (
+                  (deriv(ibmmq_queue_depth{%(middlewareSelector)s}[15m]) > 0)
+                and
+                  (min_over_time(ibmmq_queue_depth{%(middlewareSelector)s}[15m]) > 0)
+                and on (%(clusterPrefix)sinstance, qmgr, queue)
+                  (ibmmq_queue_attribute_usage{%(middlewareSelector)s} == 1)
+              )
+            ||| % $._config,
+            'for': '5m',
+            labels: { severity: 'critical', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ sender channel stopped while its transmission queue fills.',
+              description: utils.fold(|||
+                Channel {{ $labels.channel }} ({{ $labels.type }}) of {{ $labels.qmgr }} ({{ $labels.instance }}) to
+                {{ $labels.connname }} has been stopped (status {{ $value }}) for 5 minutes while a transmission
+                queue of {{ $labels.qmgr }} has held messages for 15 minutes and keeps growing: messages for the
+                partner pile up, and the queue fills (MQRC_Q_FULL 2053) if nobody starts the channel.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelStoppedWithMessagesWaiting'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // The channel series carry no XMITQ label, so the join is per queue manager: some transmission queue
+          // (attribute_usage 1) that never emptied in 15 minutes and grows. A transmission queue served by a
+          // running channel drains to 0 between bursts (min_over_time 0) and does not count; a stopped sender with
+          // nothing to send at night does not page (its queue does not grow) and is MiddlewareMqChannelNotRunning.
+          {
+            alert: 'MiddlewareMqChannelRetrying',
+            expr: 'ibmmq_channel_status{%(middlewareSelector)s} == 5' % $._config,
+            'for': '10m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ channel keeps retrying.',
+              description: utils.fold(|||
+                Channel {{ $labels.channel }} ({{ $labels.type }}) of {{ $labels.qmgr }} ({{ $labels.instance }}) to
+                {{ $labels.connname }} has been retrying (status {{ $value }}) for 10 minutes: it cannot reach or
+                start its partner and tries again on its short, then long retry interval.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelRetrying'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // MQCHS_RETRYING (5). A partner restarting or a short network cut recovers within a few short retries
+          // (SHORTTMR 60 s by default); 10 minutes of retrying is an outage of the partner or the route.
+          {
+            alert: 'MiddlewareMqChannelInDoubt',
+            expr: 'middleware_ibmmq_channel_indoubt{%(middlewareSelector)s} == 1' % $._config,
+            'for': '15m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ channel in doubt.',
+              description: utils.fold(|||
+                Channel {{ $labels.channel }} ({{ $labels.type }}) of {{ $labels.qmgr }} ({{ $labels.instance }}) has
+                been in doubt (indoubt = {{ $value }}) at every read for 15 minutes: a batch was sent and its
+                confirmation never came, so those messages are neither delivered nor back on the transmission queue.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelInDoubt'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // A busy sender is in doubt for milliseconds per batch and a read can catch it there; 15 minutes of
+          // in-doubt reads (every one) is a batch whose confirmation is lost (partner gone mid-batch).
+          {
+            alert: 'MiddlewareMqChannelInstancesNearMax',
+            expr: |||
+              max by (%(clusterPrefix)sinstance, qmgr, channel) (ibmmq_channel_cur_inst{%(middlewareSelector)s, type="SVRCONN"})
+                / max by (%(clusterPrefix)sinstance, qmgr, channel) (ibmmq_channel_attribute_max_inst{%(middlewareSelector)s, type="SVRCONN"} > 0)
+                > on () group_left () middleware:threshold:mq_channel_instances_ratio
+            ||| % $._config,
+            'for': '5m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ server-connection channel close to its MAXINST.',
+              description: utils.fold(|||
+                Server-connection channel {{ $labels.channel }} of {{ $labels.qmgr }} ({{ $labels.instance }}) has
+                run {{ $value | humanizePercentage }} of its MAXINST instances for 5 minutes, above the threshold of
+                {{ with query "middleware:threshold:mq_channel_instances_ratio" }}{{ . | first | value |
+                humanizePercentage }}{{ end }}. At MAXINST new client connections are refused (AMQ9513, MQRC 2537).
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelInstancesNearMax'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // cur_inst is on every series of the channel (one per connname): max by channel. The default MAXINST
+          // 999999999 leaves the ratio tiny, so only channels with a real limit can fire; MAXINST(0) (no clients
+          // allowed) is left out. MAXINSTC (per client address) cannot be checked: cur_inst is per channel.
+          {
+            alert: 'MiddlewareMqQueueNoReader',
+            expr: |||
+              (ibmmq_queue_depth{%(middlewareSelector)s, %(mqNoReaderQueueSelector)s} > 0)
+              and on (%(clusterPrefix)sinstance, qmgr, queue) (ibmmq_queue_input_handles{%(middlewareSelector)s} == 0)
+              unless on (%(clusterPrefix)sinstance, qmgr, queue) (ibmmq_queue_attribute_usage{%(middlewareSelector)s} == 1)
+              unless on (%(clusterPrefix)sinstance, qmgr, queue)
+                label_replace(middleware_ibmmq_qmgr_info{%(middlewareSelector)s}, "queue", "$1", "dlq", "(.+)")
+            ||| % $._config,
+            'for': '10m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ queue holds messages and nobody reads it.',
+              description: utils.fold(|||
+                Queue {{ $labels.queue }} on {{ $labels.qmgr }} ({{ $labels.instance }}) has held messages ({{ $value
+                | printf "%.0f" }} now) with no handle open for input (IPPROCS 0) for 10 minutes: its consumer is
+                down or disconnected.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqQueueNoReader'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // Transmission queues (read by their channel, MiddlewareMqChannel*), the queue manager's dead-letter queue
+          // (DEADQ from middleware_ibmmq_qmgr_info) and the queues of mqNoReaderQueueSelector (backout, archive,
+          // SYSTEM) are left out. A consumer that reconnects now and then (IPPROCS 0 for one read) resets for:.
+          // $value is the depth.
+          {
+            alert: 'MiddlewareMqQueueMessageTooOld',
+            expr: |||
+              ibmmq_queue_oldest_message_age{%(middlewareSelector)s, %(mqMessageAgeQueueSelector)s}
+                > on () group_left () middleware:threshold:mq_queue_oldest_message_age_seconds
+              and on (%(clusterPrefix)sinstance, qmgr, queue) (middleware_ibmmq_queue_monitoring_enabled{%(middlewareSelector)s} == 1)
+              unless on (%(clusterPrefix)sinstance, qmgr, queue)
+                label_replace(middleware_ibmmq_qmgr_info{%(middlewareSelector)s}, "queue", "$1", "dlq", "(.+)")
+            ||| % $._config,
+            'for': '5m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ queue holds an old message.',
+              description: utils.fold(|||
+                The oldest message on queue {{ $labels.queue }} of {{ $labels.qmgr }} ({{ $labels.instance }}) has
+                been {{ $value | humanizeDuration }} old for 5 minutes, above the threshold of {{ with query
+                "middleware:threshold:mq_queue_oldest_message_age_seconds" }}{{ . | first | value | humanizeDuration
+                }}{{ end }}: it is not being consumed (a poison message, a selector nobody matches, a stalled reader).
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqQueueMessageTooOld'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // MSGAGE needs queue monitoring (MONQ); the exporter leaves the age out where it is off (mq_prometheus
+          // reports 0, which looks healthy), and the rule requires monitoring_enabled 1 on top, so a queue whose
+          // monitoring is off is MiddlewareMqQueueMonitoringOff, not a silent pass. The dead-letter queue is left
+          // out: its messages are old by nature (MiddlewareMqDeadLetterQueueGrowing). $value is the age (s).
+          {
+            alert: 'MiddlewareMqQueueMonitoringOff',
+            expr: |||
+              count by (%(clusterPrefix)sinstance, qmgr) (
+                middleware_ibmmq_queue_monitoring_enabled{%(middlewareSelector)s, %(mqMessageAgeQueueSelector)s} == 0
+              )
+            ||| % $._config,
+            'for': '1h',
+            labels: { severity: 'info', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ queue monitoring off on watched queues.',
+              description: utils.fold(|||
+                {{ $value | printf "%.0f" }} watched queues of {{ $labels.qmgr }} ({{ $labels.instance }}) have had
+                queue monitoring off (MONQ(OFF)) for an hour: their oldest-message age, queue time and last put/get
+                are not kept, so MiddlewareMqQueueMessageTooOld cannot fire for them.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqQueueMonitoringOff'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // One alert per queue manager (MONQ is OFF by default, so a per-queue advice would flood); the queues are
+          // those of mqMessageAgeQueueSelector. $value is how many.
+          {
+            alert: 'MiddlewareMqDeadLetterQueueGrowing',
+            expr: |||
+              delta(ibmmq_queue_depth{%(middlewareSelector)s}[15m]) > 0
+              and on (%(clusterPrefix)sinstance, qmgr, queue)
+                label_replace(middleware_ibmmq_qmgr_info{%(middlewareSelector)s}, "queue", "$1", "dlq", "(.+)")
+            ||| % $._config,
+            'for': '5m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'Messages arrive on the IBM MQ dead-letter queue.',
+              description: utils.fold(|||
+                The dead-letter queue {{ $labels.queue }} of {{ $labels.qmgr }} ({{ $labels.instance }}) has grown by
+                {{ $value | printf "%.0f" }} messages in 15 minutes: messages the queue manager could not deliver
+                (unknown queue, queue full, put inhibited, not authorised) are piling up there.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqDeadLetterQueueGrowing'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // The queue manager's own DEADQ (middleware_ibmmq_qmgr_info's dlq label, copied into `queue`), not a name
+          // pattern. A dead-letter handler that drains it keeps delta at 0. $value is the growth over 15 minutes.
+          {
+            alert: 'MiddlewareMqQueueFileNearlyFull',
+            expr: |||
+              ibmmq_queue_qfile_current_size{%(middlewareSelector)s} / (ibmmq_queue_qfile_max_size{%(middlewareSelector)s} > 0)
+                > on () group_left () middleware:threshold:mq_queue_file_ratio
+            ||| % $._config,
+            'for': '10m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ queue file nearly full.',
+              description: utils.fold(|||
+                The file of queue {{ $labels.queue }} on {{ $labels.qmgr }} ({{ $labels.instance }}) has been at {{
+                $value | humanizePercentage }} of the size it may grow to (CURFSIZE / CURMAXFS) for 10 minutes, above
+                the threshold of {{ with query "middleware:threshold:mq_queue_file_ratio" }}{{ . | first | value |
+                humanizePercentage }}{{ end }}. When it is full, puts fail with MQRC_Q_SPACE_NOT_AVAILABLE (2056).
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqQueueFileNearlyFull'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // MQ 9.1.5 and later (CURFSIZE, CURMAXFS in MB). $value is the share (0-1).
+          {
+            alert: 'MiddlewareMqRecoveryLogNearlyFull',
+            expr: |||
+              middleware_ibmmq_qmgr_log_in_use_percent{%(middlewareSelector)s}
+                > on () group_left () middleware:threshold:mq_log_in_use_percent
+            ||| % $._config,
+            'for': '10m',
+            labels: { severity: 'critical', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ recovery log nearly full.',
+              description: utils.fold(|||
+                Queue manager {{ $labels.qmgr }} ({{ $labels.instance }}) has had {{ $value }} % of its primary log
+                space in use (LOGINUSE) for 10 minutes, above the threshold of {{ with query
+                "middleware:threshold:mq_log_in_use_percent" }}{{ . | first | value }}{{ end }} %: a long unit of
+                work pins the log; when the active log is full the queue manager backs it out and puts and gets
+                fail with MQRC_RESOURCE_PROBLEM (2102).
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqRecoveryLogNearlyFull'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // DISPLAY QMSTATUS LOGINUSE, percent of the primary log space needed for restart recovery (above 100:
+          // secondary extents in use). Critical: the active log (primary plus secondary extents, circular or
+          // linear) cannot grow past its configured extents, and what happens at the end is an outage.
+          {
+            alert: 'MiddlewareMqCommandServerNotRunning',
+            expr: 'ibmmq_qmgr_command_server_status{%(middlewareSelector)s} != 2' % $._config,
+            'for': '5m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ command server not running.',
+              description: utils.fold(|||
+                The command server of {{ $labels.qmgr }} ({{ $labels.instance }}) has reported status {{ $value }}
+                (0 stopped, 1 starting, 3 stopping, 4 retrying; 2 is running) for 5 minutes: PCF and REST
+                administration (and monitoring through them) get no answer.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqCommandServerNotRunning'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // Only the runmqsc back-end can see a stopped command server (runmqsc does not go through it); with rest
+          // or pcf the exporter's own request fails and MiddlewareMqBackendFailing fires instead (runbook).
+          {
+            alert: 'MiddlewareMqChannelInitiatorNotRunning',
+            expr: 'ibmmq_qmgr_channel_initiator_status{%(middlewareSelector)s} != 2' % $._config,
+            'for': '5m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ channel initiator not running.',
+              description: utils.fold(|||
+                The channel initiator of {{ $labels.qmgr }} ({{ $labels.instance }}) has reported status {{ $value }}
+                (0 stopped, 1 starting, 3 stopping, 4 retrying; 2 is running) for 5 minutes: triggered sender
+                channels do not start, so messages for other queue managers stay on the transmission queues.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelInitiatorNotRunning'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // MQSVC_STATUS from DISPLAY QMSTATUS CHINIT. $value is the status.
           {
             alert: 'MiddlewareMqBackendFailing',
             expr: 'middleware_ibmmq_backend_success{%(middlewareSelector)s} == 0' % $._config,

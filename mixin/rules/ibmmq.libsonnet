@@ -25,6 +25,16 @@ local utils = import '../lib/utils.libsonnet';
           // 100 messages so that the rules engines were never idle (MQSeries Integrator for Sun Solaris v1.1:
           // Maximizing persistent message throughput, Test Model).
           utils.threshold($._config, 'mq_queue_working_depth', 'MQ-DEPTH'),
+          // Channel, queue and queue-manager health (issue 28): this project's defaults, not guide figures; the
+          // reasoning is in docs/runbooks/ibmmq.md under each alert.
+          // Running instances of a SVRCONN channel as a share (0-1) of its MAXINST.
+          utils.threshold($._config, 'mq_channel_instances_ratio', 'none'),
+          // Age (seconds) of the oldest message (MSGAGE) above which a watched queue counts as stuck.
+          utils.threshold($._config, 'mq_queue_oldest_message_age_seconds', 'none'),
+          // Queue file size as a share (0-1) of the size it may grow to (CURFSIZE / CURMAXFS).
+          utils.threshold($._config, 'mq_queue_file_ratio', 'none'),
+          // Primary recovery-log space in use (LOGINUSE, percent) above which the log counts as nearly full.
+          utils.threshold($._config, 'mq_log_in_use_percent', 'none'),
         ],
       },
     ],

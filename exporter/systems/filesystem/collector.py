@@ -174,9 +174,10 @@ class FilesystemCollector(Collector):
     def collect(self, batch: MetricBatch) -> None:
         s = self.settings
         if self._text is not None:  # df's failure is its source's (status API), never the run's
-            for family in (SIZE, FREE, AVAIL, READONLY, DEVICE_ERROR, SKIPPED):
+            for family in (SIZE, FREE, AVAIL, FILES, FILES_FREE, READONLY, DEVICE_ERROR, SKIPPED):
                 family.declare_empty(batch)
-            self._text.collect(batch, {"size": SIZE, "free": FREE, "avail": AVAIL, "readonly": READONLY,
+            self._text.collect(batch, {"size": SIZE, "free": FREE, "avail": AVAIL, "files": FILES,
+                                       "files_free": FILES_FREE, "readonly": READONLY,
                                        "device_error": DEVICE_ERROR, "skipped": SKIPPED})
             return
         if self.backend == "psutil":

@@ -7,6 +7,8 @@ Dialects are told apart by the header line alone (no banner is printed):
   ``1024-blocks Used Available Capacity`` (``df -kP``, OpenIndiana and AIX ``df -kP``) and GNU's ``1K-blocks Used
   Available Use%``: size, used and available.  Free (with root's reserve) is size - used, as these tools compute
   used from the free blocks; absent when the row says more is used than there is (ZFS datasets show size 0).
+* The same followed by ``iused ifree %iuse`` (HP-UX ``bdf -i``) or ``iused ifree %iused`` (BSD and macOS
+  ``df -k -i``): file nodes as well, files = iused + ifree and files_free = ifree.
 * AIX's own ``Filesystem 512-blocks|1024-blocks|MB blocks|GB blocks Free %Used Iused %Iused Mounted on``
   (``df``, ``df -k``, ``df -m``, ``df -g``): size and free, no used column.  JFS/JFS2 keep no root reserve, so
   available is the same figure as free.  ``df -m``/``-g`` print MB/GB with two decimals: exported as printed
@@ -42,6 +44,8 @@ SIZE_UNITS = {"kbytes": KIB, "1K-blocks": KIB, "1024-blocks": KIB, "512-blocks":
 USED = frozenset({"used", "Used"})
 AVAIL = frozenset({"avail", "Available", "Avail"})
 PERCENT = frozenset({"%used", "capacity", "Capacity", "Use%", "%Used"})
+# The inode columns HP-UX ``bdf -i`` and BSD/macOS ``df -k -i`` print after the percentage.
+INODES = (frozenset({"iused"}), frozenset({"ifree"}), frozenset({"%iuse", "%iused"}))
 MONTHS = frozenset({"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"})
 
 
@@ -54,11 +58,14 @@ class DfRow:
     size: int | None
     free: int | None
     avail: int | None
+    files: int | None = None  # iused + ifree where df prints both (HP-UX bdf -i, BSD/macOS df -i)
+    files_free: int | None = None  # ifree
 
 
 @dataclass
 class DfReading:
-    dialect: str | None = None  # "used-avail" (bdf, Solaris, POSIX, GNU) or "aix" (AIX's own)
+    dialect: str | None = None  # "used-avail" (bdf, Solaris, POSIX, GNU), "used-avail-inodes" (bdf -i, BSD df -i)
+    # or "aix" (AIX's own)
     unit: int | None = None  # bytes per unit of the figures
     rows: list[DfRow] = field(default_factory=list)
     skipped: int = 0  # lines after the header that fit nothing
@@ -102,8 +109,11 @@ def _header(toks: list[str]) -> tuple[str, int, int] | None:
     if unit is None:
         return None
     rest = cols[1:]
-    if len(rest) == 3 and rest[0] in USED and rest[1] in AVAIL and rest[2] in PERCENT:
-        return "used-avail", unit, 5
+    if len(rest) >= 3 and rest[0] in USED and rest[1] in AVAIL and rest[2] in PERCENT:
+        if len(rest) == 3:
+            return "used-avail", unit, 5
+        if len(rest) == 6 and all(tok.lower() in names for tok, names in zip(rest[3:], INODES)):
+            return "used-avail-inodes", unit, 8
     if rest == ["Free", "%Used", "Iused", "%Iused"]:
         return "aix", unit, 6
     return None
@@ -114,7 +124,7 @@ def _figures_ok(fields: list[str], dialect: str) -> bool:
     for i, tok in enumerate(fields):
         if tok == "-":
             continue
-        percent = (dialect == "used-avail" and i == 3) or (dialect == "aix" and i in (2, 4))
+        percent = (dialect.startswith("used-avail") and i in (3, 6)) or (dialect == "aix" and i in (2, 4))
         if percent:
             if not tok.endswith("%") or number(tok[:-1]) is None:
                 return False
@@ -136,7 +146,12 @@ def _row(line: str, dialect: str, unit: int, nfields: int) -> DfRow | None:
         return DfRow(device, mountpoint, size, free, free)
     used, avail = _bytes(figures[1], unit), _bytes(figures[2], unit)
     free = size - used if size is not None and used is not None and used <= size else None
-    return DfRow(device, mountpoint, size, free, avail)
+    files = files_free = None
+    if dialect == "used-avail-inodes":
+        iused, ifree = _bytes(figures[4], 1), _bytes(figures[5], 1)
+        if iused is not None and ifree is not None:
+            files, files_free = iused + ifree, ifree
+    return DfRow(device, mountpoint, size, free, avail, files, files_free)
 
 
 def parse_df(text: object) -> DfReading:
@@ -183,7 +198,7 @@ def parse_df(text: object) -> DfReading:
         reading.skipped += 1
     if reading.dialect is None:
         reading.problem = (f"df: no known header (first line: {first_line(text, 120)!r}); expected one of bdf, "
-                           "df -k, df -kP, or AIX df -k/-m/-g")
+                           "bdf -i, df -k, df -kP, or AIX df -k/-m/-g")
     return reading
 
 

@@ -153,6 +153,7 @@ class TextFilesystems:
             if row.size is None and row.free is None and row.avail is None:
                 continue  # AIX's /proc: all "-"
             specs["device_error"].add(batch, 0, **labels)
-            for key, value in (("size", row.size), ("free", row.free), ("avail", row.avail)):
+            for key, value in (("size", row.size), ("free", row.free), ("avail", row.avail), ("files", row.files),
+                               ("files_free", row.files_free)):
                 if value is not None:
                     specs[key].add(batch, value, **labels)

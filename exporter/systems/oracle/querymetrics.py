@@ -255,6 +255,7 @@ class QueryRunner:
         for query in queries:
             self._variants.setdefault(query.name, []).append(query)
         self.queries = [variants[0] for variants in self._variants.values()]
+        self._conditional = any(q.conditional for q in queries)
         # the server's facts per session, read once per session (a new session may be another server after a
         # failover); weak keys: a dropped session's entry goes with it
         self._facts: weakref.WeakKeyDictionary[Any, ServerFacts] = weakref.WeakKeyDictionary()
@@ -274,10 +275,11 @@ class QueryRunner:
             MetricSpec(f"{self.prefix}_success", "gauge", "1 if the query's last run succeeded.", const + ("query",)),
             MetricSpec(f"{self.prefix}_duration_seconds", "gauge", "Duration of the query's last run.",
                        const + ("query",)),
-            MetricSpec(f"{self.prefix}_skipped", "gauge", "1 if the query did not run because the server lacks what "
-                       "it needs (min_version, max_version, cdb), with the reason; its success is then 1.",
-                       const + ("query", "reason")),
         ]
+        if self._conditional:  # only where a query can be skipped (not HPOM's file)
+            specs.append(MetricSpec(f"{self.prefix}_skipped", "gauge", "1 if the query did not run because the "
+                                    "server lacks what it needs (min_version, max_version, cdb), with the reason; "
+                                    "its success is then 1.", const + ("query", "reason")))
         for query in self.queries:
             instance = (INSTANCE_LABEL,) if query.per_instance else ()
             for metric in query.metrics:
@@ -379,8 +381,8 @@ class QueryRunner:
     def _choose(self, client: OracleClient, conn: Any, query: QuerySpec) -> tuple[QuerySpec | None, str | None]:
         """The alternative of the query that fits the session's server, or None and why none does."""
         variants = self._variants[query.name]
-        if not any(v.conditional for v in variants):
-            return variants[0], None
+        if len(variants) == 1 and not query.conditional:
+            return query, None  # the query as self.queries holds it now
         facts = self.facts(client, conn, need_con_id=any(v.cdb is not None for v in variants))
         reasons = []
         for variant in variants:
@@ -458,7 +460,8 @@ class QueryRunner:
         for query in self.queries:
             for metric in query.metrics:
                 batch.declare_empty(metric.name)
-        batch.declare_empty(f"{self.prefix}_skipped")
+        if self._conditional:
+            batch.declare_empty(f"{self.prefix}_skipped")
 
     def samples(self, metric: str) -> list[tuple[float, dict[str, str]]]:
         """The last successful samples of one metric (for checks computed from query results)."""

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import decimal
 import os
+import re
 import socket
 import time
 
@@ -127,7 +128,8 @@ class Cursor:
         if _CON_ID_LOOKUP in " ".join(sql.upper().split()):
             if tuple(int(p) for p in self._conn.version.split(".")[:2]) < (12, 1):
                 raise DatabaseError("ORA-02003: invalid USERENV parameter")
-            self.description = [("CON_ID", None, None, None, None, None, True)]
+            alias = re.search(r"SYS_CONTEXT\('USERENV', 'CON_ID'\)\s+AS\s+(\w+)", " ".join(sql.upper().split()))
+            self.description = [(alias.group(1) if alias else "CON_ID", None, None, None, None, None, True)]
             self._rows = [(str(self._conn.con_id),)]
             return
         for entry in _fixture(self._conn.dsn).get("queries", []):
