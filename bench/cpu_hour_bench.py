@@ -7,8 +7,8 @@ the way Prometheus does (its Accept header, gzip) for --duration seconds.  The f
 process spent over that window, background collection and scrapes alike: utime+stime+cutime+cstime from
 /proc/<pid>/stat (children included: commands a collector starts count), scaled to one hour.
 
-Before that window, an idle window (--idle-seconds, no scrapes at all) gives the CPU spent when nobody reads:
-node_exporter collects only on scrape, so its figure is ~0.
+Before that window, an idle window (--idle-seconds, no scrapes at all, starting --settle-seconds after the first
+scrape) gives the CPU spent when nobody reads: node_exporter collects only on scrape, so its figure is ~0.
 
 Prints both figures per exporter, the ratio ours / node_exporter's, and exits 1 when ours is over
 node_exporter's CPU per hour (or over --idle-max-ms-per-s at rest).
@@ -48,8 +48,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds of the scraped window (default 120; an hour is extrapolated from it)")
     parser.add_argument("--idle-seconds", type=float, default=30.0,
                         help="seconds of the quiet window before it, no scrapes (default 30; 0: skip)")
-    parser.add_argument("--settle-seconds", type=float, default=5.0,
-                        help="seconds after start-up before anything is measured (default 5)")
+    parser.add_argument("--settle-seconds", type=float, default=20.0,
+                        help="seconds after start-up and the first scrape before anything is measured; longer than "
+                             "the collectors' interval (15 s), so that the collection owed to that scrape is not "
+                             "counted as CPU at rest (default 20)")
     parser.add_argument("--extra-processes", type=int, default=0, metavar="N",
                         help="start N idle processes first (the issue's figure uses 2,000)")
     parser.add_argument("--idle-max-ms-per-s", type=float, default=0.5, metavar="MS",

@@ -79,6 +79,29 @@ QMGR_MAPPING = dm.ValueMap(options={
     "3": dm.ValueMappingResult(text="quiescing", color="orange", index=3),
     "4": dm.ValueMappingResult(text="standby", color="blue", index=4),
 })
+# ibmmq_channel_status (MQCHS codes).
+CHANNEL_STATUS_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="inactive", color="text", index=0),
+    "1": dm.ValueMappingResult(text="binding", color="yellow", index=1),
+    "2": dm.ValueMappingResult(text="starting", color="yellow", index=2),
+    "3": dm.ValueMappingResult(text="running", color="green", index=3),
+    "4": dm.ValueMappingResult(text="stopping", color="yellow", index=4),
+    "5": dm.ValueMappingResult(text="retrying", color="orange", index=5),
+    "6": dm.ValueMappingResult(text="stopped", color="red", index=6),
+    "7": dm.ValueMappingResult(text="requesting", color="yellow", index=7),
+    "8": dm.ValueMappingResult(text="paused", color="orange", index=8),
+    "9": dm.ValueMappingResult(text="disconnected", color="orange", index=9),
+    "13": dm.ValueMappingResult(text="initializing", color="yellow", index=10),
+    "14": dm.ValueMappingResult(text="switching", color="yellow", index=11),
+})
+# ibmmq_qmgr_command_server_status / _channel_initiator_status (MQSVC_STATUS).
+SERVICE_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="stopped", color="red", index=0),
+    "1": dm.ValueMappingResult(text="starting", color="yellow", index=1),
+    "2": dm.ValueMappingResult(text="running", color="green", index=2),
+    "3": dm.ValueMappingResult(text="stopping", color="orange", index=3),
+    "4": dm.ValueMappingResult(text="retrying", color="orange", index=4),
+})
 CHANNEL_MAPPING = dm.ValueMap(options={
     "0": dm.ValueMappingResult(text="stopped", color="red", index=0),
     "1": dm.ValueMappingResult(text="transitioning", color="yellow", index=1),
@@ -405,6 +428,90 @@ def hpom() -> dm.Dashboard:
 # Oracle
 # --------------------------------------------------------------------------------------------------------------
 
+def oracle_health(F: str) -> list:
+    """Space, archiving, backups, Data Guard, ASM, internal errors and restarts (issue 29): the figures of the
+    MiddlewareOracle* health alerts, each panel naming its runbook section (operational: no guide row)."""
+    rb = f"{RUNBOOKS}/oracle.md#"
+    perm = f'{F}, contents="PERMANENT"'
+    used, mx = (f"middleware_oracle_tablespace_used_bytes{{{perm}}}",
+                f"middleware_oracle_tablespace_max_bytes{{{perm}}}")
+    ts_legend = "{{instance}} {{database}} {{container}} {{tablespace}}"
+    return [
+        "Health: space, archiving, backups, standby",
+        ts("Tablespace used share of its autoextend maximum", "percentunit",
+           f"{OPERATIONAL}: used bytes over the size the files may grow to (sum of GREATEST(bytes, maxbytes)), "
+           "PERMANENT tablespaces (UNDO counts expired undo, TEMP is transient: not alerted). Runbooks: "
+           f"{rb}middlewareoracletablespacealmostfull, {rb}middlewareoracletablespacefillingup.",
+           [(f"{used} / {mx}", ts_legend),
+            ref("oracle_tablespace_almost_full_ratio", "guide: none, almost full"),
+            ref("oracle_tablespace_filling_up_critical_ratio", "guide: none, filling up (critical) above"),
+            ref("oracle_tablespace_filling_up_warning_ratio", "guide: none, filling up (warning) above")],
+           min_val=0, max_val=1),
+        ts("Tablespace used bytes, 24 h / 4 h prediction and maximum", "bytes",
+           f"{OPERATIONAL}: used bytes, where the trend of the last 6h puts them in 24 h and 4 h (predict_linear, "
+           "as MiddlewareOracleTablespaceFillingUp: a prediction above the maximum fires it) and the autoextend "
+           f"maximum. Runbook: {rb}middlewareoracletablespacefillingup.",
+           [(used, f"{ts_legend} used"),
+            (f"predict_linear({used}[6h], 24 * 3600)", f"{ts_legend} predicted in 24 h"),
+            (f"predict_linear({used}[6h], 4 * 3600)", f"{ts_legend} predicted in 4 h"),
+            (mx, f"{ts_legend} maximum")], min_val=0),
+        ts("Fast recovery area used, net of reclaimable", "percentunit",
+           f"{OPERATIONAL}: (used - reclaimable) / db_recovery_file_dest_size; full, the archiver stops. "
+           f"Runbook: {rb}middlewareoraclerecoveryareaalmostfull.",
+           [(f"(middleware_oracle_fra_used_bytes{{{F}}} - middleware_oracle_fra_reclaimable_bytes{{{F}}})"
+             f" / (middleware_oracle_fra_limit_bytes{{{F}}} > 0)", "{{instance}} {{database}} {{name}}"),
+            ref("oracle_fra_used_warning_ratio", "guide: none, warning"),
+            ref("oracle_fra_used_critical_ratio", "guide: none, critical")], min_val=0, max_val=1),
+        tbl("Archiver and archive destinations", "none",
+            f"{OPERATIONAL}: every configured archive destination per instance with its status and binding "
+            "(a MANDATORY one in ERROR/FULL/DISABLED/BAD PARAM, or the archiver FAILED, stops the database), and the "
+            f"error text. Runbooks: {rb}middlewareoraclearchiverstuck, {rb}middlewareoraclearchivedestinationerror.",
+            [(f"middleware_oracle_archive_dest_status{{{F}}}", "{{database}} {{inst_id}} {{dest_name}}"),
+             (f"middleware_oracle_archiver_failed{{{F}}}", "{{database}} {{inst_id}}"),
+             (f"middleware_oracle_archive_dest_error{{{F}}}", "{{database}} {{inst_id}} {{dest_name}}")]),
+        tbl("RMAN backups: age of the last success and newest status", "s",
+            f"{OPERATIONAL}: seconds since the last successful RMAN backup per input type (alert over "
+            "oracle_backup_*_max_age_seconds: DB FULL 8 d, DB INCR 26 h, ARCHIVELOG 14 h) and the newest job's "
+            f"status. Runbooks: {rb}middlewareoraclebackuptooold, {rb}middlewareoraclebackupfailed, "
+            f"{rb}middlewareoraclebackupmissing.",
+            [(f"middleware_oracle_backup_last_success_age_seconds{{{F}}}", "{{database}} {{input_type}}"),
+             (f"middleware_oracle_backup_last_status{{{F}}}", "{{database}} {{input_type}} {{status}}")]),
+        ts("Data Guard lag (standby)", "s",
+           f"{OPERATIONAL}: transport and apply lag of each standby (v$dataguard_stats; no rows on a primary). "
+           f"Runbook: {rb}middlewareoraclestandbylaghigh.",
+           [(f"middleware_oracle_dataguard_lag_seconds{{{F}}}", "{{instance}} {{database}} {{name}}"),
+            ref("oracle_dataguard_transport_lag_seconds", "guide: none, transport lag"),
+            ref("oracle_dataguard_apply_lag_seconds", "guide: none, apply lag")], min_val=0),
+        ts("ASM disk group free beyond the mirror reserve", "percentunit",
+           f"{OPERATIONAL}: (free - required_mirror_free) / total per disk group (negative: usable_file_mb "
+           f"below 0). Runbook: {rb}middlewareoracleasmdiskgroupalmostfull.",
+           [(f"(middleware_oracle_asm_diskgroup_free_bytes{{{F}}}"
+             f" - middleware_oracle_asm_diskgroup_required_mirror_free_bytes{{{F}}})"
+             f" / (middleware_oracle_asm_diskgroup_total_bytes{{{F}}} > 0)",
+             "{{instance}} {{database}} {{diskgroup}} ({{type}})"),
+            ref("oracle_asm_usable_ratio", "guide: none, almost full")]),
+        tbl("ASM disk groups: usable file space and offline disks", "bytes",
+            f"{OPERATIONAL}: usable_file_mb (after mirroring and the reserve; negative = redundancy at risk) and "
+            f"offline disks. Runbooks: {rb}middlewareoracleasmdiskgroupalmostfull, "
+            f"{rb}middlewareoracleasmdisksoffline.",
+            [(f"middleware_oracle_asm_diskgroup_usable_file_bytes{{{F}}}", "{{database}} {{diskgroup}}"),
+             (f"middleware_oracle_asm_diskgroup_offline_disks{{{F}}}", "{{database}} {{diskgroup}}")],
+            merge=True, column_units={"Value #B": "none"}),
+        ts("Internal errors in the alert log (ORA-00600 / ORA-07445)", "short",
+           f"{OPERATIONAL}: ORA-00600 and ORA-07445 messages per interval from the alert log "
+           f"(middleware_oracle_alert_errors_total). Runbook: {rb}middlewareoracleinternalerrors.",
+           [(f'increase(middleware_oracle_alert_errors_total{{{F}, code=~"ORA-00600|ORA-07445"}}[{RI}])',
+             "{{instance}} {{database}} {{code}}")], min_val=0),
+        tbl("Instances and open state", "s",
+            f"{OPERATIONAL}: uptime of each instance (a restart shows as a small figure), whether the database is "
+            f"open, and its role. Runbooks: {rb}middlewareoracleinstancerestarted, "
+            f"{rb}middlewareoracledatabasenotopen.",
+            [(f"middleware_oracle_instance_uptime_seconds{{{F}}}", "{{database}} {{inst_id}}"),
+             (f"middleware_oracle_database_open{{{F}}}", "{{database}}"),
+             (f"middleware_oracle_database_info{{{F}}}", "{{database}} {{database_role}}")]),
+    ]
+
+
 def oracle() -> dm.Dashboard:
     F = f'{INST}, database=~"$database"'
     panels = [
@@ -479,6 +586,7 @@ def oracle() -> dm.Dashboard:
             f"{GUIDE} ORA-NFS ({DOC_ORACLE}, Oracle performance over NFS): filesystemio_options, disk_asynch_io and "
             "other text parameters, and whether they are the default.",
             [(f"middleware_oracle_parameter_info{{{F}}}", "{{database}} {{name}}")]),
+        *oracle_health(F),
         "NFS, file systems and reachability",
         tbl("NFS mount option checks", "none",
             f"{GUIDE} ORA-NFS ({DOC_ORACLE}, HP-UX NFS configuration): rw,bg,hard,nointr,forcedirectio,proto=tcp,"
@@ -510,6 +618,77 @@ def oracle() -> dm.Dashboard:
 # IBM MQ / MQSI
 # --------------------------------------------------------------------------------------------------------------
 
+def mq_health(F: str) -> list:
+    """Channel, queue-activity and queue-manager health (issue 28): the figures of the MiddlewareMq* health alerts,
+    each panel naming its runbook section (operational: no guide row)."""
+    rb = f"{RUNBOOKS}/ibmmq.md#"
+    dlq = f'label_replace(middleware_ibmmq_qmgr_info{{{F}}}, "queue", "$1", "dlq", "(.+)")'
+    return [
+        "Channel, queue and queue-manager health",
+        tbl("Channel status (MQCHS)", "none",
+            f"{OPERATIONAL}: every channel's status code; 0 inactive (a defined channel without status: normal for "
+            "an idle sender), 5 retrying, 6 stopped. Runbooks: "
+            f"{rb}middlewaremqchannelnotrunning, {rb}middlewaremqchannelretrying.",
+            [(f"ibmmq_channel_status{{{F}}}", "{{qmgr}} {{channel}} {{type}}"),
+             (f"middleware_ibmmq_channel_indoubt{{{F}}}", "{{qmgr}} {{channel}} {{type}}")],
+            mappings=[CHANNEL_STATUS_MAPPING], merge=True, sort_by=("Value #A", True)),
+        ts("SVRCONN instances as a share of MAXINST", "percentunit",
+           f"{OPERATIONAL}: running instances of each server-connection channel over its MAXINST (the default "
+           f"999999999 gives a ratio near 0); at 100 % new clients are refused. Runbook: "
+           f"{rb}middlewaremqchannelinstancesnearmax.",
+           [(f'max by (instance, qmgr, channel) (ibmmq_channel_cur_inst{{type="SVRCONN", {F}}})'
+             f' / max by (instance, qmgr, channel) (ibmmq_channel_attribute_max_inst{{type="SVRCONN", {F}}} > 0)',
+             "{{instance}} {{qmgr}} {{channel}}"),
+            ref("mq_channel_instances_ratio", "guide: none, alert share of MAXINST")], min_val=0),
+        ts("Queues with messages and no reader (depth where IPPROCS is 0)", "short",
+           f"{OPERATIONAL}: depth of the queues that hold messages while no handle is open for input; transmission "
+           f"queues are in the next panel. Runbook: {rb}middlewaremqqueuenoreader.",
+           [(f"(ibmmq_queue_depth{{{F}}} > 0) and on (instance, qmgr, queue) "
+             f"(ibmmq_queue_input_handles{{{F}}} == 0) unless on (instance, qmgr, queue) "
+             f"(ibmmq_queue_attribute_usage{{{F}}} == 1)", "{{instance}} {{qmgr}} {{queue}}")]),
+        ts("Transmission and dead-letter queue depth", "short",
+           f"{OPERATIONAL}: transmission queues (usage XMITQ) fill while their sender channel is stopped; the "
+           "dead-letter queue (the queue manager's DEADQ) holds what could not be delivered. Runbooks: "
+           f"{rb}middlewaremqchannelstoppedxmitqgrowing, {rb}middlewaremqdeadletterqueuegrowing.",
+           [(f"ibmmq_queue_depth{{{F}}} and on (instance, qmgr, queue) (ibmmq_queue_attribute_usage{{{F}}} == 1)",
+             "{{instance}} {{qmgr}} {{queue}} (xmitq)"),
+            (f"ibmmq_queue_depth{{{F}}} and on (instance, qmgr, queue) {dlq}",
+             "{{instance}} {{qmgr}} {{queue}} (dead-letter)")]),
+        ts("Oldest message age (queues with monitoring on)", "s",
+           f"{OPERATIONAL}: MSGAGE of queues with queue monitoring on (MONQ not OFF; without it MQ keeps no age). "
+           f"Runbook: {rb}middlewaremqqueuemessagetooold.",
+           [(f"ibmmq_queue_oldest_message_age{{{F}}} and on (instance, qmgr, queue) "
+             f"(middleware_ibmmq_queue_monitoring_enabled{{{F}}} == 1)", "{{instance}} {{qmgr}} {{queue}}"),
+            ref("mq_queue_oldest_message_age_seconds", "guide: none, alert oldest message age")], min_val=0),
+        tbl("Queues without queue monitoring (MONQ OFF)", "short",
+            f"{OPERATIONAL}: per queue manager, how many reported queues have queue monitoring off: their age, "
+            f"queue time and last put/get are not kept. Runbook: {rb}middlewaremqqueuemonitoringoff.",
+            [(f"count by (instance, qmgr) (middleware_ibmmq_queue_monitoring_enabled{{{F}}} == 0)",
+              "{{instance}} {{qmgr}}")]),
+        ts("Queue file use (CURFSIZE / CURMAXFS)", "percentunit",
+           f"{OPERATIONAL}: size of each queue's file over the size it may grow to now (MQ 9.1.5+); when full, puts "
+           f"fail with 2056. Runbook: {rb}middlewaremqqueuefilenearlyfull.",
+           [(f"ibmmq_queue_qfile_current_size{{{F}}} / (ibmmq_queue_qfile_max_size{{{F}}} > 0)",
+             "{{instance}} {{qmgr}} {{queue}}"),
+            ref("mq_queue_file_ratio", "guide: none, alert share of the file")], min_val=0, max_val=1),
+        ts("Recovery log: primary space in use and needed (LOGINUSE, LOGUTIL)", "percent",
+           f"{OPERATIONAL}: share of the primary log space in use for restart recovery, and what the workload "
+           f"needs (over 100: secondary extents). Runbook: {rb}middlewaremqrecoverylognearlyfull.",
+           [(f"middleware_ibmmq_qmgr_log_in_use_percent{{{F}}}", "{{instance}} {{qmgr}} in use"),
+            (f"middleware_ibmmq_qmgr_log_utilization_percent{{{F}}}", "{{instance}} {{qmgr}} workload needs"),
+            ref("mq_log_in_use_percent", "guide: none, alert primary log in use")], min_val=0),
+        tbl("Command server and channel initiator", "none",
+            f"{OPERATIONAL}: MQSVC_STATUS of the command server and the channel initiator; 2 running. Only the "
+            "runmqsc and REST back-ends read it; with the command server down REST and PCF requests fail "
+            f"(back-end status below). Runbooks: {rb}middlewaremqcommandservernotrunning, "
+            f"{rb}middlewaremqchannelinitiatornotrunning.",
+            [(f'label_replace(ibmmq_qmgr_command_server_status{{{F}}}, "service", "command server", "", "") or '
+              f'label_replace(ibmmq_qmgr_channel_initiator_status{{{F}}}, "service", "channel initiator", "", "")',
+              "{{qmgr}} {{service}}")],
+            mappings=[SERVICE_MAPPING]),
+    ]
+
+
 def ibmmq() -> dm.Dashboard:
     F = f'{INST}, qmgr=~"$qmgr"'
     cpu_all = f"sum by (instance) (rate(middleware_host_cpu_seconds_total{{{INST}}}[{RI}]))"
@@ -538,6 +717,7 @@ def ibmmq() -> dm.Dashboard:
             f"{GUIDE} MQ-DEPTH ({DOC_MQSI}): channels that are not running let transmission queues grow "
             "(squashed status: 0 stopped, 1 transitioning, 2 running).",
             [(f"ibmmq_channel_status_squash{{{F}}}", "{{qmgr}} {{channel}}")], mappings=[CHANNEL_MAPPING]),
+        *mq_health(F),
         "CPU saturation and throughput",
         ts("CPU per queue manager", "percentunit",
            f"{GUIDE} MQ-CPU ({DOC_MQSI}, Test Cases 2-5, Figures 4-13): CPU, not disk, was the limit (1 qmgr: 86 "

@@ -277,13 +277,13 @@ def setup_logging(level: str, fmt: str, redact=scrub) -> None:
 def build_collectors(config: Config) -> list[Collector]:
     context = Context(procfs=config.paths.procfs, sysfs=config.paths.sysfs, rootfs=config.paths.rootfs)
     collectors = []
-    for cls, settings in config.collectors.collectors():
+    for entry, settings in config.collectors.collectors():
         if not settings.enabled:
             continue
         try:
-            collectors.append(cls(settings, context))
+            collectors.append(entry.load()(settings, context))  # a collector's module is imported only when enabled
         except Exception as exc:  # noqa: BLE001 - report which collector could not start
-            raise ConfigError(scrub(f"collectors.{cls.name}: cannot start: {exc}")) from None
+            raise ConfigError(scrub(f"collectors.{entry.name}: cannot start: {exc}")) from None
     problems = static_label_problems(config.labels, collectors)
     if problems:
         raise ConfigError("invalid configuration:\n" + "\n".join(f"  {problem}" for problem in problems))
@@ -378,9 +378,9 @@ def _check_password_sources(config: Config) -> None:
     """check-config: every password_file of an enabled collector readable and not empty, every password_env set
     (the messages name the key and the file or variable, never the password)."""
     problems: list[str] = []
-    for cls, settings in config.collectors.collectors():
+    for entry, settings in config.collectors.collectors():
         if settings.enabled:
-            found, warnings = check_password_sources(settings, f"collectors.{cls.name}")
+            found, warnings = check_password_sources(settings, f"collectors.{entry.name}")
             problems += found
             for warning in warnings:
                 print(f"middleware-exporter: warning: {warning}", file=sys.stderr)

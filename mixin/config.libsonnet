@@ -95,6 +95,22 @@
       oracle_log_file_switch_wait_seconds_per_second: 0.1,
       oracle_kgl_heap_warnings_per_day: 1,
       oracle_resource_utilization_ratio: 0.9,
+      // issue 29: Oracle health (this project's defaults; readings in mixin/alerts/oracle_health.libsonnet and
+      // docs/runbooks/oracle.md). Tablespace ratios are of the autoextend maximum (node-mixin's 40 %/20 % free).
+      oracle_tablespace_filling_up_warning_ratio: 0.6,
+      oracle_tablespace_filling_up_critical_ratio: 0.8,
+      oracle_tablespace_almost_full_ratio: 0.98,
+      oracle_fra_used_warning_ratio: 0.85,
+      oracle_fra_used_critical_ratio: 0.95,
+      // Allowed age of the last successful RMAN backup per input_type: weekly full, daily incremental (level 0
+      // and 1 are both DB INCR), archived logs at least twice a day; a day's run may be 2 hours late.
+      oracle_backup_db_full_max_age_seconds: 8 * 86400,
+      oracle_backup_db_incr_max_age_seconds: 26 * 3600,
+      oracle_backup_archivelog_max_age_seconds: 14 * 3600,
+      oracle_dataguard_transport_lag_seconds: 300,
+      oracle_dataguard_apply_lag_seconds: 900,
+      oracle_asm_usable_ratio: 0.1,
+      oracle_internal_errors_per_15m: 3,
       // process
       process_fd_ratio: 0.9,
       // vhi
@@ -130,6 +146,19 @@
     mqNoReaderQueueSelector: 'queue!~"SYSTEM[.].*|.*DEAD[.]LETTER.*|.*BACKOUT.*|.*[.]BOQ|.*ARCHIVE.*"',
     // MiddlewareMqQueueMessageTooOld and MiddlewareMqQueueMonitoringOff: the queues whose oldest message is watched.
     mqMessageAgeQueueSelector: 'queue!~"SYSTEM[.].*"',
+
+    // Oracle health (issue 29). MiddlewareOracleTablespaceFillingUp: look-back of the linear prediction and how
+    // far ahead the warning and critical look (against the autoextend maximum).
+    oracleTablespacePredictionWindow: '6h',
+    oracleTablespaceWarningPredictionHours: 24,
+    oracleTablespaceCriticalPredictionHours: 4,
+    // Archive destination statuses that mean "cannot archive there" (V$ARCHIVE_DEST.STATUS).
+    oracleArchiveDestErrorStatuses: 'ERROR|DISABLED|FULL|BAD PARAM',
+    // MiddlewareOracleBackupMissing: the databases expected to hold their own RMAN backups (e.g.
+    // 'database!~".*_stby"' where standbys are backed up from the primary only).
+    oracleBackupExpectedSelector: 'database!=""',
+    // MiddlewareOracleInstanceRestarted: an instance younger than this (seconds) is reported.
+    oracleRestartWindowSeconds: 900,
 
     // Derived; not meant to be overridden.
     // `%(clusterPrefix)s` opens every non-empty `by (...)` / `on (...)` list of the rules.

@@ -60,3 +60,14 @@ def test_load_short_form():
     scrape answers, descriptors stay under the limit, the log stays short (the script exits 1 otherwise)."""
     out = _run("bench/load.py", "--short")
     assert "failed 0" in out and "ratio load/baseline" in out and "result: ok" in out
+
+
+def test_cpu_hour_bench_runs():
+    """CPU per hour at a scrape interval against node_exporter (issue 30): the script runs and prints its ratio;
+    its exit status is the figure's verdict (1 when ours is over node_exporter's), not asserted here."""
+    require_binary("prometheus-node-exporter", "node_exporter")
+    result = subprocess.run([sys.executable, "bench/cpu_hour_bench.py", "--scrape-interval", "1", "--duration", "3",
+                             "--idle-seconds", "1", "--settle-seconds", "1"], cwd=REPO, capture_output=True,
+                            text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    assert "ratio ours/node_exporter: CPU per hour" in result.stdout, result.stdout + result.stderr

@@ -44,6 +44,15 @@ NO_DATA_ALLOWED = {
         "the stuck-for column exists only while a statvfs hangs, which needs a FUSE server (root, /dev/fuse, "
         "libfuse3): tests/test_filesystem_fuse.py checks that series in a real exporter; the state column of the "
         "same panel returns the fixture's read-only and failing mounts here",
+    ("middleware-oracle", "Data Guard lag (standby)", "middleware_oracle_dataguard_lag_seconds"):
+        "both fixture databases are primaries, where v$dataguard_stats has no rows; the standby's series are "
+        "checked by tests/test_oracle_health.py::test_standby_lag_in_seconds_and_11g_skips_the_12c_queries and the "
+        "alert by tests/rules/oracle_health.test.yml",
+    ("middleware-oracle", "Internal errors in the alert log (ORA-00600 / ORA-07445)",
+     "middleware_oracle_alert_errors_total"):
+        "the fixture's alert-log rows are a heap warning without ORA- codes (a code's series appears only once the "
+        "code is seen); the counter is checked by tests/test_oracle_alertlog.py and the alert by "
+        "tests/rules/oracle_health.test.yml",
 }
 # Invented mount-table lines (/proc/<pid>/mounts format) added to the recorded host1 table for the file-system
 # panels: a read-only mount, and one whose mount point is missing under paths.rootfs (statvfs fails: device error).
@@ -90,16 +99,25 @@ def _queries() -> list[tuple[str, str, str]]:
 
 @pytest.fixture
 def prometheus_with_fixtures(tmp_path, start_exporter):
-    from .fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, generate_queues
+    from .fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, generate_queues, with_health
     from .test_certificates import make_cert, pem
     from .test_mountstats import _mountinfo
 
     require_binary("prometheus")
     procs: list[subprocess.Popen] = []
     stop = threading.Event()
-    mqweb = FakeMqweb(FakeQmgr("QM1", "running", generate_queues(30, "APP.Q."),
-                               [FakeChannel("QM1.TO.QM2", "RUNNING", "SENDER", "qm2(1414)"),
-                                FakeChannel("QM2.TO.QM1", "STOPPED", "RCVR", "")])).start()
+    # channel, queue-activity and queue-manager health (issue 28): the 9.4.2 captures' QMSTATUS/QMGR values,
+    # a SVRCONN channel with two instances of its MAXINST 10 and a defined sender without status (inactive)
+    mqweb = FakeMqweb(with_health(FakeQmgr(
+        "QM1", "running", generate_queues(30, "APP.Q."),
+        [FakeChannel("QM1.TO.QM2", "RUNNING", "SENDER", "qm2(1414)", {"indoubt": "NO", "rqmname": "QM2"}),
+         FakeChannel("QM2.TO.QM1", "STOPPED", "RCVR", ""),
+         FakeChannel("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.7", {"curshcnv": 1}),
+         FakeChannel("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.8", {"curshcnv": 2})],
+        definitions=[{"channel": "QM1.TO.QM2", "chltype": "SDR", "xmitq": "XQ.QM1"},
+                     {"channel": "QM2.TO.QM1", "chltype": "RCVR"},
+                     {"channel": "APP.SVRCONN", "chltype": "SVRCONN", "maxinst": 10, "maxinstc": 999999999},
+                     {"channel": "QM1.TO.QM3", "chltype": "SDR", "xmitq": "QM3"}]))).start()
     try:
         # HPOM: queue files, stand-in commands, database rows
         queues = tmp_path / "mgmt_sv"

@@ -21,6 +21,14 @@ from .conftest import REPO, require_binary
 # not used (http=h11, ws=none); the advisor and the status page: on their first request
 NEVER_AT_DEFAULT_START = ("jinja2", "cryptography", "bcrypt", "psutil", "uvloop", "httptools", "websockets",
                           "email_validator", "exporter.advisor", "exporter.statuspage")
+# collectors that are off by default: only their settings modules are imported at start (exporter/registry.py);
+# the collector modules, parsers, checks and clients come with the collector's first use
+DISABLED_COLLECTOR_MODULES = tuple(f"exporter.systems.{system}.{module}" for system, modules in (
+    ("oracle", ("collector", "checks", "heapwarnings", "alertlog", "parse", "querymetrics", "tomlmetrics")),
+    ("hpom", ("collector", "checks", "parse")),
+    ("vhi", ("collector", "parse")),
+    ("domino", ("collector", "parse")),
+    ("certificates", ("collector", "parse"))) for module in modules)
 
 BUILD_APP = textwrap.dedent("""
     import json, sys
@@ -58,6 +66,33 @@ def test_default_start_imports_nothing_it_does_not_use():
     modules = _loaded()
     assert "fastapi" in modules and "exporter.systems.host.collector" in modules  # the app really was built
     assert _present(modules, NEVER_AT_DEFAULT_START) == []
+
+
+def test_default_start_does_not_import_the_collectors_that_are_off():
+    modules = _loaded()
+    assert "exporter.systems.oracle.settings" in modules and "exporter.systems.hpom.settings" in modules
+    assert _present(modules, DISABLED_COLLECTOR_MODULES) == []
+
+
+def test_registry_entries_match_their_collectors():
+    """The registry names each collector, its description and its settings class without importing it; loading
+    the entry gives the class that says the same (tools/docs.py documents the collectors' own attributes)."""
+    from exporter import registry
+
+    for entry in registry.COLLECTORS:
+        cls = entry.load()
+        assert (cls.name, cls.description, cls.Settings) == (entry.name, entry.description, entry.Settings)
+        field = registry.CollectorsSettings.model_fields[entry.name]
+        assert field.annotation is entry.Settings and field.description == entry.description
+
+
+def test_hpom_default_count_pattern_is_valid_without_being_checked_at_start():
+    """HpomSettings skips the parser for its built-in queue_count_pattern (so that a default start need not import
+    it); the built-in pattern is one the parser accepts."""
+    from exporter.systems.hpom.parse import compile_count_pattern
+    from exporter.systems.hpom.settings import DEFAULT_COUNT_PATTERN
+
+    compile_count_pattern(DEFAULT_COUNT_PATTERN)
 
 
 def test_tls_and_basic_auth_start_does_not_import_cryptography(tmp_path):

@@ -10,7 +10,9 @@ The captures span MQ 7.5.0.2 to 9.4.2: dspmq with and without ``-n`` (upper-case
 
 from __future__ import annotations
 
+import os
 import stat
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -277,10 +279,12 @@ def test_qlocal_and_qstatus_checkmk(tmp_path):
         ("MY.QUEUE.ONE", "", "", ",", "MEDIUM"),  # blank LGETDATE( ), QTIME( , ): never got from
         ("MY.QUEUE.TWO", "2017-03-09", "08.49.13", "999999999, 999999999", "MEDIUM"),  # QTIME "not available"
     ]
+    # issue 28: MONQ(MEDIUM) and the last get (the queue manager's local time, naive) are kept; QTIME( , ) and
+    # QTIME(999999999, 999999999) are "not available": None, never 0
     assert queues_from_mqsc(blocks) == [
-        QueueStatus("MY.QUEUE.ONE", depth=0, max_depth=5000, oldest_message_age=0.0),
+        QueueStatus("MY.QUEUE.ONE", depth=0, max_depth=5000, oldest_message_age=0.0, monitoring="MEDIUM"),
         QueueStatus("MY.QUEUE.TWO", depth=1400, max_depth=200000, oldest_message_age=2201.0, open_input=5,
-                    open_output=0),
+                    open_output=0, last_get=datetime(2017, 3, 9, 8, 49, 13), monitoring="MEDIUM"),
     ]
     assert parse_dspmq(text.splitlines()[0]) == {"MY.TEST": "RUNNING"}
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
@@ -312,8 +316,12 @@ def test_sender_channels_retrying_checkmk(tmp_path):
         ("SYSTEM.DEF.SENDER", "SDR", "")]
     two = "55.888.222.333(1414),22,333.444.555(1414)"
     one = "62.240.197.243(1414),62.240.197.244(1414)"
-    assert channels_from_mqsc(blocks) == [ChannelState("HERE.TO.THERE.TWO", "RETRYING", "SDR", two),
-                                          ChannelState("HERE.TO.THERE.ONE", "RETRYING", "SDR", one)]
+    # SDR is mq_prometheus's SENDER; XQTIME(0,1) short 0, long 1; XBATCHSZ(0,0); SUBSTATE(MQGET) on ONE only
+    assert channels_from_mqsc(blocks) == [
+        ChannelState("HERE.TO.THERE.TWO", "RETRYING", "SENDER", two, xmitq_time_short=0, xmitq_time_long=1,
+                     batch_size_short=0, batch_size_long=0),
+        ChannelState("HERE.TO.THERE.ONE", "RETRYING", "SENDER", one, substate="MQGET", xmitq_time_short=0,
+                     xmitq_time_long=1, batch_size_short=0, batch_size_long=0)]
     assert [b["SUBSTATE"] for b in blocks if "STATUS" in b] == ["", "MQGET"]
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
     samples = mq.metrics("MY.TEST")
@@ -322,7 +330,9 @@ def test_sender_channels_retrying_checkmk(tmp_path):
                   "jobname": ""}
         assert value(samples, "ibmmq_channel_status", **labels) == 5  # retrying
         assert value(samples, "ibmmq_channel_status_squash", **labels) == 1  # a warning, not stopped
-    # a channel that is only defined has no status: no series (inactive), not a stopped channel
+    # a channel that is only defined has no status: with show_inactive_channels (default on) it is reported as
+    # inactive (0, squash 0: not a stopped channel, MiddlewareMqChannelNotRunning leaves it out) - but SYSTEM.*
+    # channels are excluded by default
     assert not any(dict(labels).get("channel") == "SYSTEM.DEF.SENDER" for _, labels in samples)
     assert value(samples, "middleware_ibmmq_queues", qmgr="MY.TEST") == 0
 
@@ -333,14 +343,17 @@ def test_svrconn_with_two_instances_checkmk(tmp_path):
     blocks, errors = parse_mqsc(text)  # ends with the odd "One MQSC commands read."
     assert errors == [] and len(blocks) == 2
     assert channels_from_mqsc(blocks) == [
-        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.182"),
-        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.183"),
+        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.182", substate="RECEIVE"),
+        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.183", substate="RECEIVE"),
     ]
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
     samples = mq.metrics("MY.TEST")
     series = {dict(labels)["connname"]: v for (metric, labels), v in samples.items()
               if metric == "ibmmq_channel_status"}
     assert series == {"10.25.19.182": 3, "10.25.19.183": 3}  # one series per instance, both running
+    # mq_prometheus's cur_inst: the count of status records of the channel, on each of its series
+    assert {dict(labels)["connname"]: v for (metric, labels), v in samples.items()
+            if metric == "ibmmq_channel_cur_inst"} == {"10.25.19.182": 2, "10.25.19.183": 2}
 
 
 def test_chstatus_all_svrconn_9_4_2():
@@ -352,7 +365,11 @@ def test_chstatus_all_svrconn_9_4_2():
     assert (block["MSGS"], block["RAPPLTAG"], block["LOCLADDR"], block["MCAUSER"], block["CURRENT"]) == (
         "19218", "org.apache.karaf.main.Main", "9.30.219.53(1415)", "root", "")
     assert (block["SSLPEER"], block["RVERSION"], block["RPRODUCT"]) == ("", "09040005", "MQJB")
-    assert channels_from_mqsc(blocks) == [ChannelState("SYSTEM.ADMIN.SVRCONN", "RUNNING", "SVRCONN", "9.38.73.124")]
+    assert channels_from_mqsc(blocks) == [ChannelState(
+        "SYSTEM.ADMIN.SVRCONN", "RUNNING", "SVRCONN", "9.38.73.124", substate="RECEIVE", messages=19218,
+        bytes_sent=27846476, bytes_received=2507796, buffers_sent=19274, buffers_received=19240,
+        last_message=datetime(2025, 5, 12, 6, 31, 24), started=datetime(2025, 5, 12, 5, 54, 1),
+        job_name="0000253C00000003", sharing_conversations=10)]
 
 
 def test_qmstatus_all_9_4_2():
@@ -367,6 +384,110 @@ def test_qmstatus_all_9_4_2():
                                                                         "/var/mqm/log/QM1/active/")
     assert (qmgr_state(block["STATUS"]).status, qmgr_state(block["STATUS"]).role) == (2, "active")
     assert queues_from_mqsc(blocks) == [] and channels_from_mqsc(blocks) == []
+
+
+def test_health_captures_9_4_2_through_the_runmqsc_back_end(tmp_path):
+    """Issue 28: the queue-activity, channel-definition, sender-status, QMSTATUS, QMGR and LSSTATUS captures in one
+    runmqsc session, read by the runmqsc back-end and the collector to the figures the health alerts use."""
+    names = ("runmqsc_dis_qstatus_monq_off_curfsize_devserver_2021.txt",
+             "runmqsc_chstatus_sender_running_default_fields.txt", "runmqsc_display_channel_all_maxinst_9.4.2.txt",
+             "runmqsc_display_qmstatus_all_9.4.2.txt", "runmqsc_display_qmgr_all_9.4.2.txt")
+    text = "".join(real(name) for name in names)  # each capture ends with a line break
+    listeners, errors = parse_mqsc(real("runmqsc_display_lsstatus_all_9.4.2.txt"))
+    assert errors == []
+    # two listeners running; a listener block is neither a queue nor a channel
+    assert [(b["LISTENER"], b["STATUS"], b["PORT"]) for b in listeners] == [
+        ("DEV.LISTENER.TCP", "RUNNING", "1414"), ("SYSTEM.ADMIN.LISTENER", "RUNNING", "1415")]
+    assert queues_from_mqsc(listeners) == [] and channels_from_mqsc(listeners) == []
+    mq = StandIns(tmp_path, "QMNAME(QM1)".ljust(58) + "STATUS(Running)\n", text)
+    samples = mq.metrics("QM1")
+    qm = {"qmgr": "QM1"}
+    # DISPLAY QMSTATUS ALL: CMDSERV(RUNNING), CHINIT(RUNNING), CONNS(44), LOGINUSE(13), LOGUTIL(13), QMFSUSE(11),
+    # QMFSSZ(253824) MB; LOGFSSZ(SHARED): no separate log file system
+    assert value(samples, "ibmmq_qmgr_command_server_status", **qm) == 2
+    assert value(samples, "ibmmq_qmgr_channel_initiator_status", **qm) == 2
+    assert value(samples, "ibmmq_qmgr_connection_count", **qm) == 44
+    assert value(samples, "middleware_ibmmq_qmgr_log_in_use_percent", **qm) == 13
+    assert value(samples, "middleware_ibmmq_qmgr_log_utilization_percent", **qm) == 13
+    assert value(samples, "middleware_ibmmq_qmgr_file_system_in_use_percent", **qm) == 11
+    assert value(samples, "middleware_ibmmq_qmgr_file_system_size_bytes", **qm) == 253824 * 1048576
+    assert not any(m == "middleware_ibmmq_qmgr_log_file_system_size_bytes" for m, _ in samples)
+    # DISPLAY QMGR ALL: the dead-letter queue the DLQ alert joins on, MAXHANDS(256)
+    assert value(samples, "middleware_ibmmq_qmgr_info", qmgr="QM1", version="09040200", cmdlevel="942",
+                 qmid="QM1_2025-04-22_03.01.05", platform="UNIX", dlq="DEV.DEAD.LETTER.QUEUE") == 1
+    assert value(samples, "middleware_ibmmq_qmgr_max_handles", **qm) == 256
+    # the sender's status record: SDR -> SENDER, RUNNING (3), SUBSTATE(MQGET) (1600), RQMNAME(CRC01CMM)
+    sender = {"qmgr": "QM1", "channel": "CRC01CRD.A.CRC01CMM", "type": "SENDER", "connname": "192.168.1.110(1416)",
+              "rqmname": "CRC01CMM", "jobname": ""}
+    assert value(samples, "ibmmq_channel_status", **sender) == 3
+    assert value(samples, "ibmmq_channel_status_squash", **sender) == 2
+    assert value(samples, "ibmmq_channel_substate", **sender) == 1600
+    assert value(samples, "ibmmq_channel_cur_inst", **sender) == 1
+    # DISPLAY CHANNEL(*) ALL: DEV.APP.SVRCONN is defined without status: inactive (0, squash 0), no instance, its
+    # MAXINST left at the default 999999999 (the MAXINST alert's ratio is then ~0); SYSTEM.* excluded by default
+    inactive = {"qmgr": "QM1", "channel": "DEV.APP.SVRCONN", "type": "SVRCONN", "connname": "", "rqmname": "",
+                "jobname": ""}
+    assert value(samples, "ibmmq_channel_status", **inactive) == 0
+    assert value(samples, "ibmmq_channel_status_squash", **inactive) == 0
+    assert value(samples, "ibmmq_channel_cur_inst", **inactive) == 0
+    assert value(samples, "ibmmq_channel_attribute_max_inst", **inactive) == 999999999
+    assert value(samples, "ibmmq_channel_attribute_max_instc", **inactive) == 999999999
+    assert not any(dict(labels).get("channel", "").startswith("SYSTEM.") for _, labels in samples)
+    # DIS QSTATUS: DEV.QUEUE.1, MONQ(OFF): monitoring 0 and no age (not 0), CURFSIZE(1), CURMAXFS(2088960), UNCOM(NO)
+    q = {"qmgr": "QM1", "queue": "DEV.QUEUE.1"}
+    assert value(samples, "ibmmq_queue_depth", **q) == 1
+    assert value(samples, "middleware_ibmmq_queue_monitoring_enabled", **q) == 0
+    assert ("ibmmq_queue_oldest_message_age", tuple(sorted(q.items()))) not in samples
+    assert value(samples, "ibmmq_queue_qfile_current_size", **q) == 1
+    assert value(samples, "ibmmq_queue_qfile_max_size", **q) == 2088960
+    assert value(samples, "ibmmq_queue_uncommitted_messages", **q) == 0
+
+
+@pytest.mark.skipif(not os.environ.get("MWE_TEST_MQ_QMGR"),
+                    reason="set MWE_TEST_MQ_QMGR and MWE_TEST_MQ_URL (rest), MWE_TEST_MQ_CONNAME and "
+                           "MWE_TEST_MQ_CHANNEL (pcf) or MWE_TEST_MQ_RUNMQSC=1 (runmqsc on this host), plus "
+                           "MWE_TEST_MQ_USER/MWE_TEST_MQ_PASSWORD, to read a real queue manager (not run here)")
+def test_real_queue_manager_health_figures():
+    """Opt-in: every issue-28 figure from a real queue manager (a developer image such as icr.io/ibm-messaging/mq
+    has DEV.* queues and channels, MONQ(OFF) by default)."""
+    entry: dict = {"name": os.environ["MWE_TEST_MQ_QMGR"], "username": os.environ.get("MWE_TEST_MQ_USER"),
+                   "password_env": "MWE_TEST_MQ_PASSWORD" if os.environ.get("MWE_TEST_MQ_PASSWORD") else None}
+    if os.environ.get("MWE_TEST_MQ_URL"):
+        entry.update(backend="rest", url=os.environ["MWE_TEST_MQ_URL"],
+                     verify_tls=not os.environ.get("MWE_TEST_MQ_INSECURE"))
+    elif os.environ.get("MWE_TEST_MQ_RUNMQSC"):
+        entry.update(backend="runmqsc")
+    else:
+        entry.update(backend="pcf", conn_name=os.environ["MWE_TEST_MQ_CONNAME"],
+                     channel=os.environ["MWE_TEST_MQ_CHANNEL"])
+    settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [entry]})
+    samples, batch = collect(IbmmqCollector(settings, Context()))
+    assert not batch.errors, batch.errors
+    names = {metric for metric, _ in samples}
+    qm = {"qmgr": entry["name"]}
+    assert value(samples, "ibmmq_qmgr_status", **qm) == 2
+    # queue manager: command server and channel initiator running (the back-end answered, so for rest/pcf the
+    # command server runs), connections, log use, DLQ name in the info labels
+    if entry["backend"] != "pcf" or "ibmmq_qmgr_command_server_status" in names:
+        assert value(samples, "ibmmq_qmgr_command_server_status", **qm) == 2
+        assert value(samples, "ibmmq_qmgr_channel_initiator_status", **qm) in (0, 1, 2, 3, 4)
+        assert value(samples, "ibmmq_qmgr_connection_count", **qm) >= 1
+        assert 0 <= value(samples, "middleware_ibmmq_qmgr_log_in_use_percent", **qm) <= 1000
+        assert "ibmmq_qmgr_uptime" in names
+    assert any(m == "middleware_ibmmq_qmgr_info" for m in names)
+    # queues: depth, handles, usage, monitoring flag, file sizes (9.1.5+); age only where monitoring is on
+    for metric in ("ibmmq_queue_depth", "ibmmq_queue_input_handles", "ibmmq_queue_attribute_usage",
+                   "middleware_ibmmq_queue_monitoring_enabled", "ibmmq_queue_qfile_current_size",
+                   "ibmmq_queue_qfile_max_size"):
+        assert metric in names, metric
+    off = {labels for (m, labels), v in samples.items() if m == "middleware_ibmmq_queue_monitoring_enabled" and v == 0}
+    assert not any(m == "ibmmq_queue_oldest_message_age" and labels in off for m, labels in samples)
+    # channels: every defined channel (status, squash, cur_inst, MAXINST) with mq_prometheus's type words
+    types = {dict(labels)["type"] for m, labels in samples if m == "ibmmq_channel_status"}
+    assert types and types <= {"SENDER", "SERVER", "RECEIVER", "REQUESTER", "SVRCONN", "CLUSSDR", "CLUSRCVR",
+                               "AMQP", "MQTT"}, types
+    for metric in ("ibmmq_channel_status_squash", "ibmmq_channel_cur_inst", "ibmmq_channel_attribute_max_inst"):
+        assert metric in names, metric
 
 
 # ---- resource-statistics metadata (amqsrua debug trace of a real 9.4.1 queue manager) ------------------------

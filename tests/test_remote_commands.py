@@ -171,6 +171,7 @@ collectors:
     give_up = time.monotonic() + 120  # a backstop: 10 runs take 3 s
     while len((tmp_path / "commands").read_text().splitlines() if (tmp_path / "commands").exists() else []) < runs:
         assert time.monotonic() < give_up, exporter.log()
+        exporter.get("/metrics")  # collections happen for readers (docs/architecture.md, "When collections happen")
         time.sleep(0.1)
     return exporter
 

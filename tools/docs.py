@@ -25,7 +25,8 @@ from exporter.core.collector import Collector, Context
 from exporter.core.config import LogSettings, PathSettings, WebSettings
 from exporter.core.metrics import MetricSpec
 from exporter.core.selfmetrics import SPECS as SELF_SPECS
-from exporter.registry import COLLECTORS, Config
+from exporter.registry import COLLECTORS as REGISTERED
+from exporter.registry import Config
 from exporter.systems.host import psutil_backend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +35,8 @@ CONFIG_DOC = ROOT / "docs" / "configuration.md"
 ALERTS_README = ROOT / "alerts" / "README.md"
 PLATFORMS_DOC = ROOT / "docs" / "platforms.md"
 SYSTEMS = ROOT / "exporter" / "systems"
+# every collector class (the registry imports a collector only when it is enabled; the reference needs them all)
+COLLECTORS: tuple[type[Collector], ...] = tuple(entry.load() for entry in REGISTERED)
 
 
 def _cell(text: str) -> str:

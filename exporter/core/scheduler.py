@@ -226,7 +226,7 @@ def _target_state(up: bool | None) -> str:
 @dataclass
 class CollectorState:
     collector: Collector
-    families: list[Metric] = field(default_factory=list)
+    batch: MetricBatch | None = None  # the last run's samples (None: none to serve)
     success: bool | None = None
     duration: float | None = None
     series: int = 0
@@ -252,6 +252,12 @@ class CollectorState:
     @property
     def name(self) -> str:
         return self.collector.name
+
+    @property
+    def families(self) -> list[Metric]:
+        """The last run's samples as prometheus_client objects, built when asked (the exposition renders the
+        batch's rows without them: MetricBatch.render)."""
+        return self.batch.families() if self.batch is not None else []
 
     @property
     def state(self) -> str:
@@ -428,7 +434,7 @@ class Scheduler:
             self._finish(state, None, message, duration=time.monotonic() - started, kind=type(exc).__name__)
         else:
             self._finish(state, batch, None, duration=time.monotonic() - started)
-        self.exposition.prerender()
+        self.exposition.prerender(name)
 
     def run_in_progress(self, name: str) -> bool:
         return self._calls[name].busy
@@ -438,6 +444,7 @@ class Scheduler:
         batch = MetricBatch(collector.specs(), max_series=collector.settings.max_series,
                             const_labels=collector.const_labels(), static_labels=static or None)
         collector.collect(batch)
+        batch.check()  # a duplicate series fails the run (core/metrics.py)
         return batch
 
     @staticmethod
@@ -456,7 +463,7 @@ class Scheduler:
             now = self._wall()
             if error is None and batch is not None:
                 state.success = True
-                state.families = batch.families()
+                state.batch = batch
                 state.series = batch.series
                 state.source_errors = {k: self._redact(v) for k, v in batch.errors.items()}
                 self._settle_targets(state, batch, now)
@@ -473,7 +480,7 @@ class Scheduler:
                 state.success = False
                 state.worked = False
                 state.failures += 1
-                state.families = []
+                state.batch = None
                 state.series = 0
                 state.last_error = self._redact(error or "unknown error")
                 state.last_error_type = kind
@@ -614,9 +621,14 @@ class Scheduler:
 
     def families_of(self, name: str) -> tuple[int, list[Metric]]:
         """A collector's last samples and their version (bumped whenever they change)."""
+        version, batch = self.batch_of(name)
+        return version, batch.families() if batch is not None else []
+
+    def batch_of(self, name: str) -> tuple[int, MetricBatch | None]:
+        """A collector's last batch (None: no samples) and its version; the exposition renders it."""
         state = self.states[name]
         with self._lock:
-            return state.version, list(state.families)
+            return state.version, state.batch
 
     @property
     def generation(self) -> int:

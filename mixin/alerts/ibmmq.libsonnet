@@ -211,7 +211,7 @@ local utils = import '../lib/utils.libsonnet';
           // with nothing to send ends on its disconnect interval and is started again by triggering. $value is the
           // MQCHS status (6 stopped, 8 paused, 9 disconnected).
           {
-            alert: 'MiddlewareMqChannelStoppedWithMessagesWaiting',
+            alert: 'MiddlewareMqChannelStoppedXmitqGrowing',
             expr: |||
               (ibmmq_channel_status{%(middlewareSelector)s, type=~"SENDER|SERVER|CLUSSDR"} == 6)
               and on (%(clusterPrefix)sinstance, qmgr)
@@ -233,7 +233,7 @@ local utils = import '../lib/utils.libsonnet';
                 queue of {{ $labels.qmgr }} has held messages for 15 minutes and keeps growing: messages for the
                 partner pile up, and the queue fills (MQRC_Q_FULL 2053) if nobody starts the channel.
               |||),
-              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelStoppedWithMessagesWaiting'),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqChannelStoppedXmitqGrowing'),
               source: 'operational rule, not from the guides (none)',
             },
           },

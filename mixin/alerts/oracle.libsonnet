@@ -8,8 +8,9 @@
 // ORA-KGL: library-cache heap warnings counted from the alert log (V$DIAG_ALERT_EXT or the text file), advice.
 
 local utils = import '../lib/utils.libsonnet';
+local health = import 'oracle_health.libsonnet';
 
-{
+health + {
   prometheusAlerts+:: {
     groups+: [
       {
@@ -285,7 +286,7 @@ local utils = import '../lib/utils.libsonnet';
               |||),
             },
           },
-        ],
+        ] + $._oracleHealthAlerts,
       },
     ],
   },

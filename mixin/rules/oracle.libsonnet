@@ -22,6 +22,23 @@ local utils = import '../lib/utils.libsonnet';
           utils.threshold($._config, 'oracle_kgl_heap_warnings_per_day', 'ORA-KGL'),
           // Share of the processes / sessions limit in use (operational).
           utils.threshold($._config, 'oracle_resource_utilization_ratio', 'none'),
+        ] + [
+          // Oracle health (issue 29): this project's defaults, readings in mixin/alerts/oracle_health.libsonnet.
+          utils.threshold($._config, name, 'none')
+          for name in [
+            'oracle_tablespace_filling_up_warning_ratio',
+            'oracle_tablespace_filling_up_critical_ratio',
+            'oracle_tablespace_almost_full_ratio',
+            'oracle_fra_used_warning_ratio',
+            'oracle_fra_used_critical_ratio',
+            'oracle_backup_db_full_max_age_seconds',
+            'oracle_backup_db_incr_max_age_seconds',
+            'oracle_backup_archivelog_max_age_seconds',
+            'oracle_dataguard_transport_lag_seconds',
+            'oracle_dataguard_apply_lag_seconds',
+            'oracle_asm_usable_ratio',
+            'oracle_internal_errors_per_15m',
+          ]
         ],
       },
     ],

@@ -104,6 +104,66 @@ def generate_queues(count: int, prefix: str = "BENCH.Q.") -> list[FakeQueue]:
             for i in range(count)]
 
 
+# DISPLAY QMSTATUS ALL / DISPLAY QMGR ALL values of the genuine 9.4.2 captures (tests/fixtures/real/ibmmq:
+# runmqsc_display_qmstatus_all_9.4.2.txt, runmqsc_display_qmgr_all_9.4.2.txt), keywords in lower case as
+# runCommandJSON gives them.
+QMSTATUS_9_4_2 = {"status": "RUNNING", "chinit": "RUNNING", "cmdserv": "RUNNING", "conns": 44,
+                  "loginuse": 13, "logutil": 13, "logtype": "CIRCULAR", "logfssz": "SHARED", "logfsuse": "SHARED",
+                  "qmfssz": 253824, "qmfsuse": 11, "reusesz": 0, "startda": "2025-05-12", "startti": "05.53.55",
+                  "logstrda": "2025-05-12", "logstrti": "04:05:21"}
+QMGR_9_4_2 = {"version": "09040200", "cmdlevel": 942, "platform": "UNIX", "qmid": "QM1_2025-04-22_03.01.05",
+              "deadq": "DEV.DEAD.LETTER.QUEUE", "maxhands": 256}
+
+
+def generate_channels(count: int, prefix: str = "BENCH.") -> tuple[list[FakeChannel], list[dict[str, Any]]]:
+    """``count`` defined channels (invented; a realistic mix): two in five are SVRCONN channels with a MAXINST of
+    100 running (i % 50) + 1 instances' worth of one status record each, the rest senders and receivers of which
+    one in ten is stopped, one in twenty retrying and one in four has no status (inactive).  Returns the status
+    records and the DISPLAY CHANNEL definitions."""
+    channels: list[FakeChannel] = []
+    definitions: list[dict[str, Any]] = []
+    width = len(str(max(count - 1, 0)))
+    for i in range(count):
+        name = f"{prefix}{i:0{width}d}"
+        kind = ("SVRCONN", "SDR", "RCVR", "SVRCONN", "SDR")[i % 5]
+        definitions.append({"channel": name, "chltype": kind, "maxinst": 100 if kind == "SVRCONN" else 999999999,
+                            "maxinstc": 999999999, "descr": f"invented channel {i}",
+                            **({"xmitq": f"XQ.{i}"} if kind == "SDR" else {})})
+        if kind != "SVRCONN" and i % 4 == 0:
+            continue  # defined, no status: inactive
+        status = "STOPPED" if i % 10 == 1 else "RETRYING" if i % 20 == 2 else "RUNNING"
+        extra: dict[str, Any] = {"substate": "RECEIVE", "indoubt": "NO", "msgs": i * 7, "bytssent": i * 900,
+                                 "bytsrcvd": i * 1100, "lstmsgda": "2025-05-12", "lstmsgti": "05.54.10",
+                                 "chstada": "2025-05-12", "chstati": "05.53.58"}
+        if kind == "SDR":
+            extra.update({"rqmname": f"QM{i}", "shortrts": 10, "longrts": 999999999, "xqtime": "120, 95"})
+        channels.append(FakeChannel(name, status, kind, f"10.{i // 250}.{i % 250}.1(1414)", extra))
+    return channels, definitions
+
+
+def with_health(qmgr: FakeQmgr) -> FakeQmgr:
+    """``qmgr`` with the queue-manager health answers (QMSTATUS, QMGR: the 9.4.2 captures' values, DEADQ renamed
+    to a queue the exporter reports) and queue-activity figures on its queues (invented): queue monitoring on for
+    two queues in three (MSGAGE kept), off for the rest; queue files of 1-2,000 MB out of 2,048; a dead-letter queue
+    <qmgr>.DEAD.LETTER with 3 messages and a transmission queue XQ.<qmgr> with 12."""
+    qmgr.qmstatus = {**QMSTATUS_9_4_2, **qmgr.qmstatus}
+    dlq = f"{qmgr.name}.DEAD.LETTER"
+    qmgr.attributes = {**QMGR_9_4_2, "deadq": dlq, **qmgr.attributes}
+    for i, queue in enumerate(qmgr.queues):
+        monq = "MEDIUM" if i % 3 else "OFF"
+        queue.extra = {"monq": monq, "curfsize": 1 + (i * 37) % 2000, "curmaxfs": 2048, "uncom": "NO",
+                       "lputdate": "2025-05-12" if i % 3 else "", "lputtime": "05.54.10" if i % 3 else "",
+                       **queue.extra}
+        if monq == "OFF":
+            queue.msgage = None
+        queue.definition = {"usage": "NORMAL", **queue.definition}
+    qmgr.queues.append(FakeQueue(dlq, 3, 5000, 7200, 0, 0, extra={"monq": "MEDIUM", "curfsize": 1, "curmaxfs": 2048},
+                                 definition={"usage": "NORMAL"}))
+    qmgr.queues.append(FakeQueue(f"XQ.{qmgr.name}", 12, 5000, 40, 0, 0, extra={"monq": "MEDIUM"},
+                                 definition={"usage": "XMITQ"}))
+    return qmgr
+
+
 # --- certificates --------------------------------------------------------------------------------------------
 
 _CERT_DIR: Path | None = None

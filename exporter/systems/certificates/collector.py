@@ -16,55 +16,17 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Literal
-
-from pydantic import Field, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.deadline import Overdue
 from ...core.fanout import Target, fan_out
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.secrets import PasswordSettings, SecretUnavailable
-from ...core.settings import CollectorSettings, Duration
+from ...core.secrets import SecretUnavailable
+from .settings import DESCRIPTION, CertificateFile, CertificatesSettings  # noqa: F401 (moved; re-exported)
 
 P = f"{NAMESPACE}_certificate"
 MAX_FILE_BYTES = 4 * 1024 * 1024  # far above any keystore; a wrong path to a large file is refused, not read
 CERT_LABELS = ("file", "subject_cn", "issuer_cn", "serial", "alias")
-
-
-class CertificateFile(PasswordSettings):
-    path: str = Field(..., min_length=1, description="The certificate file: PEM (one certificate or a bundle), DER, "
-                                                     "or PKCS#12 (.p12/.pfx, Oracle ewallet.p12).")
-    name: str = Field("", description="Target name and `file` label (default: the path).")
-    format: Literal["auto", "pem", "der", "pkcs12"] = Field(
-        "auto", description="auto decides from the content: PEM when it holds a CERTIFICATE block, PKCS#12 when it "
-                            "is a PFX, else DER.")
-
-    @property
-    def target(self) -> str:
-        return self.name or self.path
-
-
-class CertificatesSettings(CollectorSettings):
-    enabled: bool = Field(False, description="Run this collector; on by itself when `files` lists a file.")
-    interval: Duration = Field(300.0, description="Seconds between collections (certificates change rarely).")
-    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
-    files: list[CertificateFile] = Field(default_factory=list,
-                                         description="The certificate files (path, optional name, format and "
-                                                     "password_file / password_env for PKCS#12).")
-    max_certificates_per_file: int = Field(
-        100, ge=1, description="At most this many certificates of one file are exported (those expiring first); "
-                               "middleware_certificate_file_certificates counts them all.")
-
-    @model_validator(mode="after")
-    def _files(self) -> "CertificatesSettings":
-        if "enabled" not in self.model_fields_set and self.files:
-            self.enabled = True
-        names = [f.target for f in self.files]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"two files have the same name (give each a distinct name): {', '.join(duplicates)}")
-        return self
 
 
 _ORIGIN = "ssl_exporter: ssl_file_cert_not_{0}; x509-certificate-exporter: x509_cert_not_{0}"
@@ -99,7 +61,7 @@ def read_file(path: str) -> bytes:
 
 class CertificatesCollector(Collector):
     name = "certificates"
-    description = "Certificate expiry (not after / not before) of PEM, DER and PKCS#12 files."
+    description = DESCRIPTION
     Settings = CertificatesSettings
 
     def __init__(self, settings: CertificatesSettings, context: Context) -> None:

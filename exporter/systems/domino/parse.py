@@ -24,6 +24,7 @@ from fnmatch import translate
 from typing import NamedTuple
 
 from ...core.textlines import iter_lines
+from .locales import AUTO, LOCALES, NumberFormat, locale_format  # moved; re-exported (__all__)
 
 __all__ = ["COUNT_STATISTICS", "LOCALES", "MAX_NAME_LENGTH", "PERCENT_STATISTICS", "NumberFormat", "Reading",
            "ShowStat", "decode_output", "locale_format", "number_readings", "parse_number", "parse_show_stat",
@@ -144,65 +145,6 @@ def number_readings(value: str) -> list[Reading]:
         if math.isfinite(number):
             readings.append(Reading(number, grouping, decimal))
     return readings
-
-
-@dataclass(frozen=True)
-class NumberFormat:
-    """A convention for the separators: ``grouping`` is ``","``, ``"."``, ``"'"`` (any apostrophe), ``" "``
-    (any space-like character) or ``""`` (numbers are not grouped); ``decimal`` is ``"."`` or ``","``.
-    ``None`` leaves that part open."""
-
-    grouping: str | None = None
-    decimal: str | None = None
-
-    def admits(self, reading: Reading) -> bool:
-        """Whether ``reading`` fits: a locale has one grouping character and one decimal mark, so a reading
-        grouping with the decimal mark (or marking decimals with the grouping character) does not fit either."""
-        grouping, decimal = self.grouping, self.decimal
-        if reading.grouping is not None and (
-                (grouping is not None and reading.grouping != grouping) or reading.grouping == decimal):
-            return False
-        if reading.decimal is not None and (
-                (decimal is not None and reading.decimal != decimal) or reading.decimal == grouping):
-            return False
-        return True
-
-    def describe(self) -> str:
-        def show(value: str | None) -> str:
-            return {None: "open", "": "none", " ": "space"}.get(value, repr(value))
-        return f"thousands {show(self.grouping)}, decimal {show(self.decimal)}"
-
-
-AUTO = NumberFormat()
-
-# Number conventions by locale: (thousands separator, decimal separator), as the operating systems' regional
-# settings print them (CLDR / glibc).  A POSIX-style name (de_DE.UTF-8, fr-CA) is looked up by its language;
-# any name with region CH (de_CH, fr_CH, it_CH) is "ch".  "c" is the C/POSIX locale: no grouping at all.
-LOCALES: dict[str, tuple[str, str]] = {
-    "c": ("", "."),
-    "en": (",", "."), "ja": (",", "."), "zh": (",", "."), "ko": (",", "."),
-    "de": (".", ","), "it": (".", ","), "es": (".", ","), "nl": (".", ","), "pt": (".", ","), "da": (".", ","),
-    "tr": (".", ","), "id": (".", ","),
-    "fr": (" ", ","), "sv": (" ", ","), "fi": (" ", ","), "nb": (" ", ","), "no": (" ", ","), "pl": (" ", ","),
-    "cs": (" ", ","), "sk": (" ", ","), "hu": (" ", ","), "ru": (" ", ","), "uk": (" ", ","),
-    "ch": ("'", "."),
-}
-
-
-def locale_format(name: str) -> NumberFormat:
-    """The convention of a locale name (``auto``: open), or ValueError for an unknown one."""
-    key = name.strip().lower().split(".")[0].replace("-", "_")
-    if key == "auto":
-        return AUTO
-    language, _, region = key.partition("_")
-    if region == "ch":
-        language = "ch"
-    if language == "posix":
-        language = "c"
-    if language not in LOCALES:
-        raise ValueError(f"unknown locale {name!r}: use auto or one of {', '.join(sorted(LOCALES))} "
-                         "(or set thousands_separator and decimal_separator)")
-    return NumberFormat(*LOCALES[language])
 
 
 # --- what Domino documents about statistics' kinds ----------------------------------------------------------------

@@ -14,25 +14,18 @@ come, and the stuck one's state shows in ``middleware_filesystem_stuck`` and in 
 from __future__ import annotations
 
 import os
-from typing import Literal
-
-from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.deadline import current_scope
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.procfs import choose_backend, read_mount_table
-from ...core.settings import CollectorSettings, Duration, check_regex
-from ...core.sources import check_command_timeout
 from .parse import (
-    DEFAULT_FS_TYPES_EXCLUDE,
-    DEFAULT_MOUNT_POINTS_EXCLUDE,
     Mount,
     is_readonly,
     select_mounts,
 )
+from .settings import DESCRIPTION, FilesystemSettings  # noqa: F401 (moved; re-exported)
 from .textbackend import SOURCES as TEXT_SOURCES
-from .textbackend import FilesystemTextSettings
 
 P = f"{NAMESPACE}_filesystem"
 LABELS = ("device", "mountpoint", "fstype")
@@ -62,47 +55,6 @@ SPECS = [SIZE, FREE, AVAIL, FILES, FILES_FREE, READONLY, DEVICE_ERROR, STUCK, ST
          MOUNT_TABLE_HOST]
 
 
-class FilesystemSettings(CollectorSettings):
-    enabled: bool = Field(True, description="Run this collector (one statvfs per mount and run, under "
-                                            "paths.rootfs; a hanging mount costs one thread while it hangs).")
-    interval: Duration = Field(15.0, description="Seconds between collections.")
-    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
-    backend: Literal["auto", "procfs", "psutil", "text"] = Field(
-        "auto", description="Where the mount list comes from: `procfs` (<procfs>/1/mounts), `psutil` (other "
-                            "platforms), `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
-                            "elsewhere), or `text` (df/bdf, locally or through `text.command_prefix`); see "
-                            "docs/platforms.md.")
-    text: FilesystemTextSettings = Field(default_factory=FilesystemTextSettings,
-                                         description="The commands of `backend: text` (HP-UX, Solaris, AIX, "
-                                                     "remote hosts).")
-    mount_points_exclude: str = Field(
-        DEFAULT_MOUNT_POINTS_EXCLUDE, description="Regex of mount points to leave out (node_exporter's "
-                                                  "--collector.filesystem.mount-points-exclude default).")
-    mount_points_include: str = Field(
-        "", description="Regex of mount points to measure; when set, mount_points_exclude is not used.")
-    fs_types_exclude: str = Field(
-        DEFAULT_FS_TYPES_EXCLUDE, description="Regex of file-system types to leave out (node_exporter's "
-                                              "--collector.filesystem.fs-types-exclude default).")
-    fs_types_include: str = Field(
-        "", description="Regex of file-system types to measure; when set, fs_types_exclude is not used.")
-    statfs_timeout: Duration = Field(
-        5.0, description="Seconds a mount's statvfs may take before the mount counts as stuck (node_exporter's "
-                         "mount-timeout); at most half the timeout.")
-    @field_validator("mount_points_exclude", "mount_points_include", "fs_types_exclude", "fs_types_include")
-    @classmethod
-    def _regex(cls, value: str) -> str:
-        return check_regex(value) if value else value
-
-    @model_validator(mode="after")
-    def _statfs_within_timeout(self) -> "FilesystemSettings":
-        if self.statfs_timeout > self.timeout / 2:
-            raise ValueError(f"statfs_timeout ({self.statfs_timeout:g}s) must be at most half the timeout "
-                             f"({self.timeout:g}s): a run must have time for the other mounts after a new hang")
-        if self.backend == "text":
-            check_command_timeout(self.text.command_timeout, self.timeout)
-        return self
-
-
 def _psutil_mounts() -> list[Mount]:
     import psutil  # only where this back-end is chosen
 
@@ -128,7 +80,7 @@ def _statfs_function():
 
 class FilesystemCollector(Collector):
     name = "filesystem"
-    description = "File systems: size, free, available, file nodes, read-only, and stuck or failing mounts."
+    description = DESCRIPTION
     Settings = FilesystemSettings
 
     def __init__(self, settings: FilesystemSettings, context: Context) -> None:

@@ -112,7 +112,7 @@ def _header(toks: list[str]) -> tuple[str, int, int] | None:
     if len(rest) >= 3 and rest[0] in USED and rest[1] in AVAIL and rest[2] in PERCENT:
         if len(rest) == 3:
             return "used-avail", unit, 5
-        if len(rest) == 6 and all(tok.lower() in names for tok, names in zip(rest[3:], INODES)):
+        if len(rest) == 6 and all(tok.lower() in names for tok, names in zip(rest[3:], INODES, strict=True)):
             return "used-avail-inodes", unit, 8
     if rest == ["Free", "%Used", "Iused", "%Iused"]:
         return "aix", unit, 6

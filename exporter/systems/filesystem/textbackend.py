@@ -14,55 +14,20 @@ Figures a dialect does not print are absent, never 0 (``dfparse.py`` says which)
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import Field
-
-from ...core.config import StaticLabelMap, labels_field
 from ...core.metrics import MetricBatch
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
-from ...core.settings import Duration, StrictModel
 from ...core.sources import Source, SourceMetrics, SourceSet
 from ...core.targets import local_target
 from ...core.textlines import first_line
 from .parse import Mount, select_mounts
+from .settings import DEFAULT_DF, FilesystemTextSettings  # noqa: F401 (moved; re-exported)
 
 if TYPE_CHECKING:
     from . import dfparse
 
-# df per platform when `df` is not set; HP-UX's own df prints another layout, so bdf there.
-DEFAULT_DF = {"hpux": ["bdf"], "solaris": ["df", "-k"], "aix": ["df", "-k"], "linux": ["df", "-kP"],
-              "auto": ["df", "-k"]}
 _ENV = {"LC_ALL": "C", "LANG": "C"}  # one spelling of numbers and of the header
-
-
-class FilesystemTextSettings(StrictModel):
-    """Where the text back-end runs its commands (``collectors.filesystem.backend: text``)."""
-
-    command_prefix: list[str] = Field(
-        default_factory=list,
-        description="Put before every command, e.g. `[ssh, -o, BatchMode=yes, -o, ConnectTimeout=5, hpux1]` for a "
-                    "remote host (key authentication); empty: run locally.")
-    df: list[str] | None = Field(
-        None, description="df command (argument list). Unset: by platform, `[bdf]` (hpux), `[df, -kP]` (linux), "
-                          "`[df, -k]` (solaris, aix, auto); AIX `[df, -g]` and `[df, -m]` are read too (GB/MB with "
-                          "two decimals: lossy, see the README).")
-    mount: list[str] = Field(
-        default_factory=list,
-        description="Command listing the mounts with their types (`[]`, the default: fstype is empty and "
-                    "readonly absent): `[mount, -p]` (HP-UX, Solaris), `[mount]` (AIX, Linux), `[mount, -v]` "
-                    "(Solaris).")
-    platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
-        "auto", description="Chooses the default `df`; the output's dialect is recognised from its header.")
-    target: str = Field("", description="Value of the `target` label of the series (the host the commands read, "
-                                        "e.g. `hpux1`); empty: the label is left out.")
-    command_timeout: Duration = Field(8.0, description="Seconds a command may run (including ssh) before its whole "
-                                                       "process group is killed; shorter than `timeout`.")
-    labels: StaticLabelMap = labels_field("Labels added to every series of the filesystem collector while it reads "
-                                          "this host (`backend: text`), e.g. site: fra1 (docs/configuration.md).")
-
-    def df_argv(self) -> list[str]:
-        return list(self.df) if self.df is not None else list(DEFAULT_DF[self.platform])
 
 
 SOURCES = SourceMetrics.declare("middleware_filesystem_text",

@@ -14,15 +14,10 @@ import glob
 import os
 import re
 import sys
-from typing import Literal
-
-from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, choose_backend, read_text
-from ...core.settings import CollectorSettings, Duration, check_regex
-from ...core.sources import check_command_timeout
 from .parse import (
     SECTOR_BYTES,
     parse_diskstats,
@@ -33,40 +28,11 @@ from .parse import (
     parse_net_dev,
     parse_stat,
 )
+from .settings import DEFAULT_DISK_EXCLUDE, DESCRIPTION, HostSettings  # noqa: F401 (moved; re-exported)
 from .textbackend import SPECS as TEXT_SPECS
-from .textbackend import TextHost, TextSettings
+from .textbackend import TextHost
 
 P = f"{NAMESPACE}_host"
-
-# node_exporter's default: whole disks only, no partitions, loop, ram or floppy devices.
-DEFAULT_DISK_EXCLUDE = r"^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$"
-
-
-class HostSettings(CollectorSettings):
-    interval: Duration = Field(15.0, description="Seconds between collections.")
-    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
-    disk_exclude: str = Field(DEFAULT_DISK_EXCLUDE,
-                              description="Regex of block devices to skip (partitions by default).")
-    netdev_exclude: str = Field("", description="Regex of network interfaces to skip (none by default).")
-    backend: Literal["auto", "procfs", "psutil", "text"] = Field(
-        "auto", description="Where the figures come from: `procfs` (Linux's /proc and /sys), `psutil` (other "
-                            "platforms), `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
-                            "elsewhere), or `text` (sar/vmstat/iostat, locally or through `text.command_prefix`; "
-                            "never chosen by `auto`); see docs/platforms.md.")
-    text: TextSettings = Field(default_factory=TextSettings,
-                               description="The commands of `backend: text` (HP-UX, old Solaris, remote hosts).")
-
-    @field_validator("disk_exclude", "netdev_exclude")
-    @classmethod
-    def _check_regex(cls, value: str) -> str:
-        return check_regex(value)
-
-    @model_validator(mode="after")
-    def _text_commands_within_timeout(self) -> "HostSettings":
-        if self.backend == "text":
-            check_command_timeout(self.text.command_timeout, self.timeout)
-        return self
-
 
 def _c(name: str, help_: str, labels: tuple[str, ...] = (), note: str = "") -> MetricSpec:
     return MetricSpec(f"{P}_{name}", "counter", help_, labels, note)
@@ -190,7 +156,7 @@ def _sum_present(values: dict[str, int], names: list[str]) -> int | None:
 
 class HostCollector(Collector):
     name = "host"
-    description = "Host CPU, memory, paging, page scans, disks and network (vmstat, iostat, sar figures)."
+    description = DESCRIPTION
     Settings = HostSettings
 
     def __init__(self, settings: HostSettings, context: Context) -> None:

@@ -18,48 +18,17 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Literal
 
-from pydantic import Field
-
-from ...core.config import StaticLabelMap, labels_field
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
-from ...core.settings import Duration, StrictModel
 from ...core.sources import SourceMetrics
 from ...core.targets import local_target
 from ...core.textlines import first_line
 from . import textparse
+from .settings import TextSettings  # noqa: F401 (moved; re-exported)
 
 P = f"{NAMESPACE}_host"
 TOOLS = ("sar", "iostat", "vmstat")  # also the order in which a figure printed by two tools is taken
-
-
-class TextSettings(StrictModel):
-    """Where the text back-end runs its commands (``collectors.host.backend: text``)."""
-
-    command_prefix: list[str] = Field(
-        default_factory=list,
-        description="Put before every command, e.g. `[ssh, -o, BatchMode=yes, -o, ConnectTimeout=5, hpux1]` for a "
-                    "remote host (key authentication; see the host README for a forced command); empty: run locally.")
-    sar: list[str] = Field(["sar", "-u", "-d", "5", "1"],
-                           description="sar command (argument list; `[]` to skip): CPU (-u), disks (-d), and paging "
-                                       "with -g on Solaris (pgscan/s) or -B with sysstat.")
-    vmstat: list[str] = Field(["vmstat", "5", "2"],
-                              description="vmstat command (`[]` to skip): needs a count of 2 or more (the first "
-                                          "line is the average since boot); gives the scan rate `sr`.")
-    iostat: list[str] = Field(default_factory=list,
-                              description="iostat command (`[]`, the default, skips it): e.g. `[iostat, -xn, 5, 2]` "
-                                          "(Solaris), `[iostat, -D, 5, 2]` or `[iostat, -DRTl, 5, 2]` (AIX), "
-                                          "`[iostat, -x, 5, 2]` (sysstat).")
-    platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
-        "auto", description="The dialect of the output; `auto` recognises it from the banner and the headers.")
-    target: str = Field("", description="Value of the `target` label of the text back-end's series (the host the "
-                                        "commands read, e.g. `hpux1`); empty: the label is left out.")
-    command_timeout: Duration = Field(8.0, description="Seconds a command may run (including ssh) before its whole "
-                                                       "process group is killed; shorter than `timeout`.")
-    labels: StaticLabelMap = labels_field("Labels added to every series of the host collector while it reads this "
-                                          "host (`backend: text`), e.g. site: fra1 (docs/configuration.md).")
 
 
 def _g(name: str, help_: str, labels: tuple[str, ...], note: str = "") -> MetricSpec:

@@ -11,11 +11,9 @@ from __future__ import annotations
 import os
 import re
 
-from pydantic import Field, field_validator
-
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.settings import CollectorSettings, check_regex
+from .settings import DESCRIPTION, MountstatsSettings  # noqa: F401 (moved; re-exported)
 
 P = f"{NAMESPACE}_mountstats_nfs"
 NE = "node_exporter: node_mountstats_nfs_"
@@ -122,27 +120,13 @@ SPECS = [AGE, *BYTES.values(), *EVENTS.values(), *TRANSPORT.values(), OPS_REQUES
          OPS_MAJOR_TIMEOUTS, OPS_SENT, OPS_RECEIVED, OPS_QUEUE, OPS_RESPONSE, OPS_REQUEST, OPS_ERRORS]
 
 
-class MountstatsSettings(CollectorSettings):
-    enabled: bool = Field(True, description="Run this collector: one read of <procfs>/self/mountstats per run "
-                                            "(no statfs, nothing sent to the NFS server, so a hung server cannot "
-                                            "block it); no series on a host without NFS mounts.")
-    operations: str = Field(".*", description="Regex (full match) of the NFS operations whose per-op series are "
-                                              "exported, e.g. `READ|WRITE|GETATTR|LOOKUP|ACCESS`; every one by "
-                                              "default (about 60 per NFSv4 mount, 9 series each); `''` for none.")
-
-    @field_validator("operations")
-    @classmethod
-    def _regex(cls, value: str) -> str:
-        return check_regex(value)
-
-
 def _ms(value: int) -> float:
     return (value % FLOAT64_MANTISSA) / 1000.0
 
 
 class MountstatsCollector(Collector):
     name = "mountstats"
-    description = "NFS client statistics per mount (bytes, events, transports, per-operation counts and times)."
+    description = DESCRIPTION
     Settings = MountstatsSettings
 
     def __init__(self, settings: MountstatsSettings, context: Context) -> None:

@@ -10,11 +10,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
-from pydantic import Field, model_validator
-
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.settings import StrictModel
 from .parse import Mount, int_option, mount_of, parse_options
+from .settings import GuideThresholds  # noqa: F401 (moved; re-exported)
 
 if TYPE_CHECKING:
     from .collector import DatabaseEntry
@@ -62,27 +60,6 @@ REDO_GROUP_SIZE = QueryMetric(f"{P}_redo_group_size_bytes", ("thread",))
 HOST_CPUS = QueryMetric(f"{P}_host_cpus")
 HOST_CPU_CORES = QueryMetric(f"{P}_host_cpu_cores")
 HOST_MEMORY = QueryMetric(f"{P}_host_memory_bytes")
-
-
-class GuideThresholds(StrictModel):
-    min_redo_groups: int = Field(5, ge=1, description="Redo groups per thread (HPOM-ORA, ORA-REDO).")
-    min_redo_group_bytes: int = Field(100 * MIB, ge=1, description="Redo group size (HPOM-ORA: 100 MB).")
-    min_log_buffer_bytes: int = Field(int(1.5 * MIB), ge=1, description="log_buffer (HPOM-ORA: 1.5-2 MB).")
-    min_sga_target_bytes: int = Field(350 * MIB, ge=1, description="sga_target of an HPOM database (Table 6).")
-    min_processes: int = Field(200, ge=1, description="processes of an HPOM database (Table 6: 200-500).")
-    min_multiblock_read_count: int = Field(32, ge=1, description="db_file_multiblock_read_count (Table 6).")
-    sga_share_min: float = Field(0.5, gt=0, lt=1, description="SGA share of memory on a dedicated host (ORA-SGA).")
-    sga_share_max: float = Field(0.7, gt=0, le=1, description="Upper end of that band.")
-    nfs_versions: list[str] = Field(default_factory=lambda: ["3"], description="NFS versions the report used.")
-    nfs_min_rsize: int = Field(32768, description="rsize (ORA-NFS).")
-    nfs_min_wsize: int = Field(32768, description="wsize (ORA-NFS).")
-    nfs_min_timeo: int = Field(600, description="timeo in tenths of a second (ORA-NFS).")
-
-    @model_validator(mode="after")
-    def _band(self) -> "GuideThresholds":
-        if self.sga_share_min >= self.sga_share_max:
-            raise ValueError("sga_share_min must be below sga_share_max")
-        return self
 
 
 @dataclass

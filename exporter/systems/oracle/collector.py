@@ -12,21 +12,18 @@ import os
 import socket
 import time
 from importlib import resources
-from typing import TYPE_CHECKING, Callable, Literal
-
-from pydantic import Field, field_validator, model_validator
+from typing import TYPE_CHECKING, Callable
 
 from ...core.collector import Collector, Context
-from ...core.config import StaticLabelMap, labels_field
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.procfs import read_mount_table
-from ...core.settings import CollectorSettings, Duration
 from . import checks, heapwarnings
-from .checks import GuideThresholds, P
-from .client import OracleClient, OracleSettings, error_text
-from .heapwarnings import HeapWarningSettings, HeapWarningSource
+from .checks import P
+from .client import OracleClient, error_text
+from .heapwarnings import HeapWarningSource
 from .parse import Mount
+from .settings import DESCRIPTION, DatabaseEntry, OracleCollectorSettings  # noqa: F401 (moved; re-exported)
 
 if TYPE_CHECKING:
     from .querymetrics import QuerySpec
@@ -56,55 +53,6 @@ MOUNT_TABLE_SUCCESS = MetricSpec(f"{P}_mount_table_success", "gauge", "1 if the 
                                  "exporter's own, which in a container is not the host's, or had none (source error "
                                  "'mounts'). Absent while no database has local files.")
 BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, MOUNT_TABLE_SUCCESS, *checks.SPECS, *heapwarnings.SPECS]
-
-
-class DatabaseEntry(OracleSettings):
-    name: str = Field(..., pattern=r"^[A-Za-z0-9_.:-]+$", description="The `database` label value.")
-    hpom: bool = Field(False, description="The HPOM database: also check the HPOM guide's Table 6 values.")
-    dedicated_host: bool = Field(False, description="The host runs only this database: check SGA = 50-70 % of "
-                                                    "memory (ORA-SGA).")
-    local_files: Literal["auto", "yes", "no"] = Field(
-        "auto", description="Whether the database files are on this host's file systems (NFS checks): auto "
-                            "compares v$instance.host_name with this host's name.")
-    data_paths: list[str] | None = Field(None, description="Directories holding the database files; default: "
-                                                           "those of v$datafile, v$tempfile, v$logfile, v$controlfile.")
-    heap_warnings: HeapWarningSettings = Field(default_factory=HeapWarningSettings,
-                                               description="The alert log: library-cache heap warnings (ORA-KGL) "
-                                                           "and ORA- errors by code.")
-    labels: StaticLabelMap = labels_field("Labels added to every series of this database (those with its "
-                                          "`database` label), e.g. env: prod, app: erp (docs/configuration.md).")
-
-
-class OracleCollectorSettings(CollectorSettings):
-    enabled: bool = Field(False, description="Run this collector.")
-    interval: Duration = Field(60.0, description="Seconds between collections.")
-    timeout: Duration = Field(50.0, description="Seconds before a collection counts as failed.")
-    databases: list[DatabaseEntry] = Field(default_factory=list, description="The databases to read.")
-    queries_file: str | None = Field(None, description="Query file replacing the built-in queries.yaml; it must "
-                                                       "still produce what the guide checks read.")
-    extra_queries_file: str | None = Field(None, description="Query file whose queries are added to the built-in ones.")
-    custom_metrics: list[str] = Field(default_factory=list, description=(
-        "Custom-metrics TOML files of Oracle's exporter or oracledb_exporter ([[metric]] tables), read as they are; "
-        "their series keep the oracledb_<context>_<column> names (README.md, Migrating)."))
-    compatibility_names: Literal["oracle", "oracledb_exporter"] | None = Field(None, description=(
-        "Also run that exporter's published default metrics and oracledb_up, so its dashboards and alerts keep "
-        "working; custom_metrics then follow its rules (default: Oracle's)."))
-    guide: GuideThresholds = Field(default_factory=GuideThresholds, description="Thresholds of the guide checks.")
-
-    @field_validator("databases")
-    @classmethod
-    def _unique(cls, databases: list[DatabaseEntry]) -> list[DatabaseEntry]:
-        names = [d.name for d in databases]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"database names must be unique: {dupes}")
-        return databases
-
-    @model_validator(mode="after")
-    def _needs_databases(self) -> "OracleCollectorSettings":
-        if self.enabled and not self.databases:
-            raise ValueError("enabled, but no databases are configured")
-        return self
 
 
 def _same_host(db_host: str) -> bool:
@@ -191,8 +139,7 @@ def _read_mounts(procfs: str) -> tuple[list[Mount], bool, str | None]:
 
 class OracleCollector(Collector):
     name = "oracle"
-    description = ("Oracle databases: redo switches and layout, log-switch waits, parameters, limits, NFS, guide "
-                   "checks, library-cache heap warnings, alert-log errors.")
+    description = DESCRIPTION
     Settings = OracleCollectorSettings
 
     def __init__(self, settings: OracleCollectorSettings, context: Context) -> None:

@@ -20,17 +20,15 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import BeforeValidator, Field, model_validator
+from typing import TYPE_CHECKING, Any
 
 from ...core.deadline import BoundedCall
 from ...core.metrics import MetricBatch, MetricSpec
-from ...core.settings import Duration, StrictModel, parse_duration
 from .alertlog import ErrorCounts, message_codes, row_codes
 from .checks import P
-from .client import MAX_ROWS, error_code, error_text
+from .client import error_code, error_text
 from .parse import KGL_PHRASE, HeapWarning, alert_log_heap_warnings, heap_warnings
+from .settings import HeapWarningSettings, NonNegativeDuration  # noqa: F401 (moved; re-exported)
 
 if TYPE_CHECKING:
     from .client import OracleClient
@@ -90,44 +88,6 @@ VIEW_SQL = """SELECT logged_utc, con_id, message_text, kgl FROM (
      AND (message_text LIKE '%exceeds notification threshold%' OR message_text LIKE '%ORA-%')
    ORDER BY originating_timestamp
 ) WHERE ROWNUM <= :max_rows"""
-
-NonNegativeDuration = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
-
-
-class HeapWarningSettings(StrictModel):
-    source: Literal["auto", "view", "alert_log", "off"] = Field(
-        "auto", description="Where heap warnings (ORA-KGL) are read: view (V$DIAG_ALERT_EXT, 11g+), alert_log (the "
-                            "text file at alert_log, 10g or no SQL access), off; auto: alert_log when a path is "
-                            "given, else view.")
-    alert_log: str | None = Field(None, description="Path of the text alert log on this host (alert_<SID>.log).")
-    view: str = Field("v$diag_alert_ext", pattern=r"^[A-Za-z][A-Za-z0-9_$#]*(\.[A-Za-z][A-Za-z0-9_$#]*)?$",
-                      description="The view read by the view source (e.g. sys.x$dbgalertext for a SYS connection "
-                                  "on 11.1).")
-    con_id_column: bool = Field(True, description="The view has CON_ID (12c+); false on 11g.")
-    history: NonNegativeDuration = Field(0.0, description="On the exporter's first run, count the view's warnings "
-                                                          "this far back (0: start counting at 0 from now).")
-    max_rows: int = Field(1000, ge=1, le=MAX_ROWS, description="Rows read from the view per run at most; the "
-                                                               "rest follows in the next runs.")
-    max_bytes: int = Field(4 * MIB, ge=4096, le=256 * MIB, description="Bytes read from the alert-log file per run "
-                                                                       "at most; the rest follows in the next runs.")
-    max_error_codes: int = Field(200, ge=1, le=10000, description="Distinct ORA- codes counted by name in "
-                                                                   "middleware_oracle_alert_errors_total; later new "
-                                                                   "codes are counted under code=\"other\".")
-    timeout: Duration | None = Field(None, description="Limit for one read of the source (default: the database's "
-                                                       "query_timeout).")
-
-    @model_validator(mode="after")
-    def _path_for_file(self) -> "HeapWarningSettings":
-        if self.source == "alert_log" and not self.alert_log:
-            raise ValueError("source alert_log needs the alert_log path")
-        return self
-
-    @property
-    def resolved(self) -> str:
-        if self.source == "auto":
-            return "alert_log" if self.alert_log else "view"
-        return self.source
-
 
 def view_sql(settings: HeapWarningSettings) -> str:
     return VIEW_SQL.format(fmt=TS_FORMAT, con_id="con_id" if settings.con_id_column else "0", view=settings.view)

@@ -14,120 +14,21 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Literal
-
-from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
-from ...core.metrics import LABEL_NAME_RE, NAMESPACE, MetricBatch, MetricSpec
+from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, ProcessTable, choose_backend, parse_int, read_text
-from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
+from .settings import (  # noqa: F401 (moved; re-exported)
+    COMM_MAX,
+    DEFAULT_GROUPS,
+    DESCRIPTION,
+    RESERVED_LABELS,
+    ProcessGroup,
+    ProcessSettings,
+    _g,
+)
 
 P = f"{NAMESPACE}_process"
-RESERVED_LABELS = ("group", "process", "mode", "user", "type", "state", "file")
-COMM_MAX = 15
-
-
-class ProcessGroup(StrictModel):
-    name: str = Field(..., min_length=1, description="Group name (the `group` label).")
-    names: list[str] = Field(default_factory=list, description="Exact process names (comm, at most 15 characters).")
-    comm: str | None = Field(None, description="Regex on the process name; named groups become labels.")
-    cmdline: str | None = Field(None, description="Regex the command line must contain; named groups become labels.")
-    labels_from_cmdline: str | None = Field(
-        None, description="Regex on the command line whose named groups become labels; does not filter.")
-
-    @field_validator("names")
-    @classmethod
-    def _names_fit_comm(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if len(name) > COMM_MAX:
-                raise ValueError(f"{name!r} is longer than {COMM_MAX} characters, the kernel's limit for a "
-                                 f"process name; match it with `comm` (prefix) or `cmdline` instead")
-        return names
-
-    @field_validator("comm", "cmdline", "labels_from_cmdline")
-    @classmethod
-    def _regex(cls, value: str | None) -> str | None:
-        return None if value is None else check_regex(value)
-
-    @model_validator(mode="after")
-    def _something_to_match(self) -> "ProcessGroup":
-        if not (self.names or self.comm or self.cmdline):
-            raise ValueError(f"group {self.name!r} needs names, comm or cmdline")
-        if self.names and self.comm:
-            raise ValueError(f"group {self.name!r}: give names or comm, not both")
-        for label in self.capture_labels():
-            if label != "process" and (label in RESERVED_LABELS or not LABEL_NAME_RE.match(label)):
-                raise ValueError(f"group {self.name!r}: capture group name {label!r} cannot be a label")
-        return self
-
-    def capture_labels(self) -> list[str]:
-        labels: list[str] = []
-        for pattern in (self.comm, self.cmdline, self.labels_from_cmdline):
-            if pattern:
-                labels.extend(n for n in re.compile(pattern).groupindex if n not in labels)
-        return labels
-
-
-def _g(name: str, *names: str, comm: str | None = None, cmdline: str | None = None,
-       labels_from_cmdline: str | None = None) -> ProcessGroup:
-    return ProcessGroup(name=name, names=list(names), comm=comm, cmdline=cmdline,
-                        labels_from_cmdline=labels_from_cmdline)
-
-
-# Built-in groups for the seed systems (see README "Process groups").  `-m QM1` and `-mQM1` both occur in MQ
-# command lines.
-DEFAULT_GROUPS: list[ProcessGroup] = [
-    _g("hpom_server", "opcctlm", "opcmsgm", "opcmsgr", "opcmsgrb", "opcactm", "opcdispm", "opcdistm",
-       "opcttnsm", "opcforwm", "opcecm", "opcecaas", "opcsvcm", "opcbbcdist", "opccmm", "ovoareqsdr", "opctss"),
-    _g("hpom_java_gui", "opcuiwww"),
-    _g("hpom_motif_gui", "opcuiadm", "opcuiop", "opcuiopadm"),
-    _g("hpom_agent", "ovcd", "ovbbccb", "ovconfd", "opcmsga", "opcmsgi", "opcacta", "opcle", "opcmona",
-       "opctrapi", "opceca", "coda"),
-    _g("ibmmq", "amqzxma0", "amqzlaa0", "amqzmuc0", "amqzmur0", "amqzmuf0", "amqzfuma", "amqrmppa", "runmqchl",
-       "runmqlsr", "amqpcsea", "amqfqpub", "amqfcxba", "amqzdmaa", "amqrrmfa", "amqzmgr0", "amqhasmx",
-       labels_from_cmdline=r"-m\s*(?P<qmgr>[^\s-]\S*)"),
-    _g("mqsi_engine", "mqsiruleng", "DataFlowEngine", "bipbroker", "bipservice"),
-    _g("oracle", comm=r"^ora_(?P<process>pmon|smon|lgwr|ckpt|dbw[0-9a-z]|bw[0-9a-z]{2}|arc[0-9a-z]|"
-                      r"lg[0-9a-z]{2}|reco|mmon|mmnl|lreg|psp0)_",
-       labels_from_cmdline=r"^ora_[0-9a-z]+_(?P<sid>\S+)"),
-    _g("oracle_listener", "tnslsnr"),
-    _g("vhi_session_server", "sesssrvr"),
-    _g("domino", "server", "update", "router", "replica", "amgr", "adminp", "sched", "calconn", "event",
-       "http", cmdline=r"(?i)(lotus|domino|notes)"),
-]
-
-
-class ProcessSettings(CollectorSettings):
-    interval: Duration = Field(15.0, description="Seconds between passes over the process table.")
-    timeout: Duration = Field(10.0, description="Seconds before a pass counts as failed.")
-    backend: Literal["auto", "procfs", "psutil"] = Field(
-        "auto", description="Where processes are read: `procfs` (Linux's /proc), `psutil` (other platforms), or "
-                            "`auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil elsewhere); "
-                            "see docs/platforms.md.")
-    groups: list[ProcessGroup] = Field(
-        default_factory=lambda: [g.model_copy() for g in DEFAULT_GROUPS],
-        description="Process groups; replaces the built-in list (HPOM, MQ, MQSI, Oracle, VHI, Domino).")
-    extra_groups: list[ProcessGroup] = Field(default_factory=list,
-                                             description="Groups added to `groups` (keeps the built-in list).")
-    group_by_user: bool = Field(
-        False, description="Split every group by the processes' effective user (a `user` label with the name, or "
-                           "the number when the name is unknown).")
-    thread_states: bool = Field(
-        False, description="Report `middleware_process_group_threads_by_state` (one read of "
-                           "/proc/<pid>/task/<tid>/stat per thread of the groups' processes; Linux only).")
-
-    @model_validator(mode="after")
-    def _unique(self) -> "ProcessSettings":
-        seen: set[str] = set()
-        for group in self.all_groups():
-            if group.name in seen:
-                raise ValueError(f"process group {group.name!r} is defined twice")
-            seen.add(group.name)
-        return self
-
-    def all_groups(self) -> list[ProcessGroup]:
-        return list(self.groups) + list(self.extra_groups)
 
 
 class _Matcher:
@@ -176,6 +77,11 @@ class _Matcher:
 
 
 SCANNED_PROCESSES = MetricSpec(f"{P}_scanned_processes", "gauge", "Processes read from /proc in the last pass.", ())
+EVENTS_CONNECTED = MetricSpec(
+    f"{P}_events_connected", "gauge",
+    "1 when the pass re-reads only the names of processes that forked, exec'd or renamed (Linux's process events "
+    "connector on the live /proc; CAP_NET_ADMIN before Linux 6.6); 0 when it re-reads every name on every pass.",
+    ())
 
 # The per-process counters kept monotonic per series, in this order, and the reader family each needs (the files
 # of UNREADABLE_FILES; "stat" is always read).
@@ -208,7 +114,7 @@ class _Totals:
 
 class ProcessCollector(Collector):
     name = "process"
-    description = "Process groups of HPOM, IBM MQ, MQSI, Oracle, VHI and Domino: count, CPU, memory, threads."
+    description = DESCRIPTION
     Settings = ProcessSettings
 
     def __init__(self, settings: ProcessSettings, context: Context) -> None:
@@ -234,6 +140,8 @@ class ProcessCollector(Collector):
         self._seen: dict[tuple[int, int, int], tuple[int | None, ...]] = {}
         self._user_names: dict[int, str] = {}
         self._own_table: ProcessTable | None = None
+        self._events_table: ProcessTable | None = None  # the table whose events listener this collector started
+        self._events_tried = False
         # The label names are known only now (capture groups of the configured regexes): the handles live here.
         lv = self.label_names
         self.group_processes = MetricSpec(
@@ -299,7 +207,7 @@ class ProcessCollector(Collector):
                 self.group_oldest_start_time, self.group_open_fds, self.group_worst_fd_ratio,
                 self.group_read_bytes, self.group_written_bytes, self.group_major_page_faults,
                 self.group_minor_page_faults, self.group_context_switches, self.group_threads_by_state,
-                self.group_unreadable_processes, SCANNED_PROCESSES]
+                self.group_unreadable_processes, SCANNED_PROCESSES, EVENTS_CONNECTED]
 
     def _user(self, uid: int | None) -> str:
         if uid is None:
@@ -339,8 +247,17 @@ class ProcessCollector(Collector):
         self._own_table = ProcessTable(self.context.procfs, backend=wanted)
         return self._own_table
 
+    def close(self) -> None:
+        table, self._events_table = self._events_table, None
+        if table is not None:
+            table.stop_events()
+
     def collect(self, batch: MetricBatch) -> None:
         table = self._table()
+        if not self._events_tried:  # once: the live /proc on Linux only; stopped by close()
+            self._events_tried = True
+            if table.events is None and table.listen_to_events():
+                self._events_table = table
         boot_time = self._boot_time(table.resolve_backend())
         entries = table.snapshot(self)
         totals: dict[tuple[str, ...], _Totals] = {}
@@ -401,6 +318,7 @@ class ProcessCollector(Collector):
                 continue
             self._emit(batch, t, self._counted[key], lv)
         SCANNED_PROCESSES.add(batch, len(entries))
+        EVENTS_CONNECTED.add(batch, 1 if table.events is not None and table.events.connected else 0)
 
     @staticmethod
     def _read_extras(entry: ProcessEntry, proc, thread_states: bool) -> tuple[

@@ -13,38 +13,16 @@ import glob
 import math
 import os
 
-from pydantic import Field
-
 from ...core.collector import Collector, Context
-from ...core.config import StaticLabelMap, labels_field
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.procfs import PAGE_SIZE, read_text
-from ...core.settings import CollectorSettings, Duration
 from .parse import format_cpu_list, parse_cpu_list, parse_tcp, physical_cores, socket_inode
+from .settings import DESCRIPTION, VhiSettings  # noqa: F401 (moved; re-exported)
 
 P = f"{NAMESPACE}_vhi"
 MB = 1024 * 1024
 VHI_MAX_CORES = 4  # VHI-CPU: "more than 4 physical cores" not recommended (Processors and Performance)
 TCP_ESTABLISHED = "01"
-
-
-class VhiSettings(CollectorSettings):
-    enabled: bool = Field(False, description="Run this collector (on a VHI session server host).")
-    interval: Duration = Field(15.0, description="Seconds between collections.")
-    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
-    process_names: list[str] = Field(default_factory=lambda: ["sesssrvr"],
-                                     description="Process names of the session server.")
-    host_ports: list[int] = Field(
-        default_factory=lambda: [23, 992],
-        description="Remote ports of the host connections (TN3270/TN5250 23, TLS 992, VT ...).")
-    sessions_per_cpu_limit: int = Field(250, ge=1, description="VHI-SESS: sessions per CPU the guide allows.")
-    memory_base_mb: int = Field(512, ge=0, description="VHI-MEM: minimum memory for up to base_sessions sessions.")
-    memory_recommended_base_mb: int = Field(1024, ge=0, description="VHI-MEM: recommended memory for that.")
-    memory_per_100_mb: int = Field(64, ge=0, description="VHI-MEM: minimum per further 100 sessions.")
-    memory_recommended_per_100_mb: int = Field(128, ge=0, description="VHI-MEM: recommended per further 100.")
-    base_sessions: int = Field(100, ge=0, description="Sessions covered by the base memory.")
-    labels: StaticLabelMap = labels_field("Labels added to every series of this collector (the session server of "
-                                          "this host), e.g. app: vhi-prod (docs/configuration.md).")
 
 
 SESSION_SERVER_PROCESSES = MetricSpec(f"{P}_session_server_processes", "gauge", "Session server processes running.",
@@ -80,7 +58,7 @@ SPECS = [SESSION_SERVER_PROCESSES, SESSIONS, SESSIONS_BY_PORT, SESSION_SERVER_CP
 
 class VhiCollector(Collector):
     name = "vhi"
-    description = "Verastream Host Integrator session server: host sessions, sessions per CPU, memory formula."
+    description = DESCRIPTION
     Settings = VhiSettings
 
     def __init__(self, settings: VhiSettings, context: Context) -> None:

@@ -1,0 +1,73 @@
+"""The host collector's configuration (and its text back-end's), apart from the collector so that validating a
+configuration does not import them (exporter.registry imports this module at start; the collector only when it is
+enabled)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ...core.config import StaticLabelMap, labels_field
+from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
+from ...core.sources import check_command_timeout
+
+NAME = "host"
+DESCRIPTION = "Host CPU, memory, paging, page scans, disks and network (vmstat, iostat, sar figures)."
+
+
+class TextSettings(StrictModel):
+    """Where the text back-end runs its commands (``collectors.host.backend: text``)."""
+
+    command_prefix: list[str] = Field(
+        default_factory=list,
+        description="Put before every command, e.g. `[ssh, -o, BatchMode=yes, -o, ConnectTimeout=5, hpux1]` for a "
+                    "remote host (key authentication; see the host README for a forced command); empty: run locally.")
+    sar: list[str] = Field(["sar", "-u", "-d", "5", "1"],
+                           description="sar command (argument list; `[]` to skip): CPU (-u), disks (-d), and paging "
+                                       "with -g on Solaris (pgscan/s) or -B with sysstat.")
+    vmstat: list[str] = Field(["vmstat", "5", "2"],
+                              description="vmstat command (`[]` to skip): needs a count of 2 or more (the first "
+                                          "line is the average since boot); gives the scan rate `sr`.")
+    iostat: list[str] = Field(default_factory=list,
+                              description="iostat command (`[]`, the default, skips it): e.g. `[iostat, -xn, 5, 2]` "
+                                          "(Solaris), `[iostat, -D, 5, 2]` or `[iostat, -DRTl, 5, 2]` (AIX), "
+                                          "`[iostat, -x, 5, 2]` (sysstat).")
+    platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
+        "auto", description="The dialect of the output; `auto` recognises it from the banner and the headers.")
+    target: str = Field("", description="Value of the `target` label of the text back-end's series (the host the "
+                                        "commands read, e.g. `hpux1`); empty: the label is left out.")
+    command_timeout: Duration = Field(8.0, description="Seconds a command may run (including ssh) before its whole "
+                                                       "process group is killed; shorter than `timeout`.")
+    labels: StaticLabelMap = labels_field("Labels added to every series of the host collector while it reads this "
+                                          "host (`backend: text`), e.g. site: fra1 (docs/configuration.md).")
+
+
+# node_exporter's default: whole disks only, no partitions, loop, ram or floppy devices.
+DEFAULT_DISK_EXCLUDE = r"^(ram|loop|fd|(h|s|v|xv)d[a-z]|nvme\d+n\d+p)\d+$"
+
+
+class HostSettings(CollectorSettings):
+    interval: Duration = Field(15.0, description="Seconds between collections.")
+    timeout: Duration = Field(10.0, description="Seconds before a collection counts as failed.")
+    disk_exclude: str = Field(DEFAULT_DISK_EXCLUDE,
+                              description="Regex of block devices to skip (partitions by default).")
+    netdev_exclude: str = Field("", description="Regex of network interfaces to skip (none by default).")
+    backend: Literal["auto", "procfs", "psutil", "text"] = Field(
+        "auto", description="Where the figures come from: `procfs` (Linux's /proc and /sys), `psutil` (other "
+                            "platforms), `auto` (procfs on Linux and for a Linux-shaped paths.procfs, psutil "
+                            "elsewhere), or `text` (sar/vmstat/iostat, locally or through `text.command_prefix`; "
+                            "never chosen by `auto`); see docs/platforms.md.")
+    text: TextSettings = Field(default_factory=TextSettings,
+                               description="The commands of `backend: text` (HP-UX, old Solaris, remote hosts).")
+
+    @field_validator("disk_exclude", "netdev_exclude")
+    @classmethod
+    def _check_regex(cls, value: str) -> str:
+        return check_regex(value)
+
+    @model_validator(mode="after")
+    def _text_commands_within_timeout(self) -> "HostSettings":
+        if self.backend == "text":
+            check_command_timeout(self.text.command_timeout, self.timeout)
+        return self

@@ -1,0 +1,181 @@
+"""Collections nobody reads are not made (issue 30): the scheduler runs a collector once at start and then only when
+its last result has been read, at most once per interval; a collector that must drain its source runs on every
+interval anyway; a hung collector still never stalls a read; a process that execs into a watched name is counted.
+
+Counted in collector runs against a background collector's runs (the clock of these tests), never in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporter.core.collector import Collector, Context
+from exporter.core.metrics import MetricSpec
+from exporter.core.scheduler import Scheduler
+from exporter.core.settings import CollectorSettings
+from tests.conftest import PYTHON, wait_for_comm
+
+BACKSTOP = 60.0  # seconds: only against a test that would otherwise hang; the loops tick every 0.02 s
+UP = MetricSpec("demo_up", "gauge", "-", ())
+
+
+class Counting(Collector):
+    description = "test collector"
+
+    def __init__(self, name: str, interval: float = 0.02, background: bool = False) -> None:
+        super().__init__(CollectorSettings(interval=interval, timeout=interval), Context())
+        self.name = name  # type: ignore[misc]
+        self.collect_in_background = background
+        self.calls = 0
+
+    def specs(self) -> list[MetricSpec]:
+        return [UP]
+
+    def collect(self, batch) -> None:
+        self.calls += 1
+        UP.add(batch, 1)
+
+
+class Hung(Counting):
+    def __init__(self, name: str, release: threading.Event) -> None:
+        super().__init__(name)
+        self.release = release
+
+    def collect(self, batch) -> None:
+        self.calls += 1
+        if self.calls > 1:
+            self.release.wait(BACKSTOP)
+        UP.add(batch, 1)
+
+
+def _wait(condition, what: str) -> None:
+    deadline = time.monotonic() + BACKSTOP
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.005)
+
+
+def test_nobody_reading_means_no_collection_after_the_first():
+    """Before issue 30 every collector ran on every interval whether or not anyone scraped: here about 30 runs."""
+    clock, demand = Counting("clock", background=True), Counting("demand")
+    scheduler = Scheduler([clock, demand])
+    scheduler.start()
+    try:
+        _wait(lambda: clock.calls >= 30, "30 background runs")
+        assert demand.calls == 1  # the first run (readiness needs it), then nothing: nobody read it
+    finally:
+        scheduler.stop()
+
+
+def test_one_collection_per_read_at_most_one_per_interval():
+    clock, demand = Counting("clock", background=True), Counting("demand")
+    scheduler = Scheduler([clock, demand])
+    scheduler.start()
+    try:
+        _wait(lambda: demand.calls == 1 and clock.calls >= 2, "the first runs")
+        for scrape in range(1, 6):
+            scheduler.render()  # a scrape: it reads the result, so the next collection is due
+            _wait(lambda n=1 + scrape: demand.calls == n, f"the collection after scrape {scrape}")
+            ticks = clock.calls
+            _wait(lambda t=ticks + 5: clock.calls >= t, "five intervals without a read")
+            assert demand.calls == 1 + scrape, "a collection nobody read"
+        scheduler.status()  # the status API and page read the snapshot too
+        _wait(lambda: demand.calls == 7, "the collection after a status read")
+    finally:
+        scheduler.stop()
+
+
+def test_collection_is_timed_for_the_next_expected_read():
+    """Reads every 60 s, interval 15 s: the collection runs 15 s before the next expected read (fresh when read,
+    one per read), not right after the last read (then 60 s old when read)."""
+    demand = Counting("demand", interval=15.0)
+    scheduler = Scheduler([demand])
+    scheduler._finished_at["demand"] = 90.0
+    scheduler._read_at, scheduler._read_gap = 100.0, 60.0
+    assert scheduler._next_run("demand", 15.0, started=89.0, now=101.0) == 145.0
+    # reads every 5 s (two Prometheus replicas, or a fast scrape): at most once per interval
+    scheduler._read_gap = 5.0
+    assert scheduler._next_run("demand", 15.0, started=89.0, now=101.0) == 104.0
+    # the expected read did not come: due at once when the next one does, then paced again
+    scheduler._read_gap = 60.0
+    assert scheduler._next_run("demand", 15.0, started=89.0, now=170.0) == 104.0
+    # the last result not read since it was published: not due at all
+    scheduler._finished_at["demand"] = 100.5
+    assert scheduler._next_run("demand", 15.0, started=89.0, now=170.0) is None
+
+
+def test_a_hung_collector_never_stalls_a_read_and_is_not_started_twice():
+    release = threading.Event()
+    clock, hung = Counting("clock", background=True), Hung("hung", release)
+    scheduler = Scheduler([clock, hung])
+    scheduler.start()
+    try:
+        _wait(lambda: hung.calls == 1 and scheduler.states["hung"].success, "the first run")
+        scheduler.render()
+        _wait(lambda: hung.calls == 2, "the run that hangs")
+        for _ in range(20):  # every read returns the last good data at once, the hung run is not started again
+            ticks = clock.calls
+            assert b"demo_up" in scheduler.render()
+            _wait(lambda t=ticks + 2: clock.calls >= t, "two intervals")
+        assert hung.calls == 2
+        _wait(lambda: scheduler.states["hung"].success is False, "the overrun reported")
+        assert scheduler.states["hung"].last_error_type == "Overdue"  # "timed out", then "still running"
+    finally:
+        release.set()
+        scheduler.stop()
+
+
+def test_process_execing_into_a_watched_name_is_counted(spawn, start_exporter, tmp_path):
+    """A process already known under another name execs (same pid, same start time) into a program whose name a
+    group watches: the pass re-reads every process's name each time, so the next collection counts it."""
+    watched = tmp_path / "f2watched"
+    watched.symlink_to(PYTHON)
+    go = tmp_path / "go"
+    code = ("import os, sys, time\n"
+            f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.02)\n"
+            f"os.execv({str(watched)!r}, [{str(watched)!r}, '-c', 'import time; time.sleep(120)'])\n")
+    config = ("collectors:\n  process:\n    interval: 0.2s\n    timeout: 0.2s\n    groups:\n"
+              "      - name: execed\n        names: [f2watched]\n")
+    exporter = start_exporter(config=config)
+    proc = spawn("f2plain", python_code=code)
+    wait_for_comm(proc, "f2plain")
+
+    def read() -> tuple[float | None, float]:
+        value, runs = None, 0.0
+        for family in text_string_to_metric_families(exporter.get("/metrics")[2].decode()):
+            for sample in family.samples:
+                if sample.name == "middleware_process_group_processes" and sample.labels.get("group") == "execed":
+                    value = sample.value
+                elif (sample.name == "middleware_scrape_collector_runs_total"
+                      and sample.labels.get("collector") == "process"):
+                    runs = sample.value
+        return value, runs
+
+    _, runs = read()
+    _wait(lambda: read()[1] >= runs + 2, "a collection after f2plain started")
+    assert read()[0] == 0
+    go.write_text("")
+    wait_for_comm(proc, "f2watched")
+    _, runs = read()
+    deadline = time.monotonic() + BACKSTOP
+    while True:  # the collection that starts after the exec counts it: published at most two runs later
+        value, now = read()
+        if value == 1:
+            break
+        assert now <= runs + 2, f"{now - runs:.0f} runs after the exec the group shows {value}"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_exporter_at_rest_collects_nothing(start_exporter):
+    """A real exporter nobody scrapes: its collectors ran once at start and not again (before issue 30: one run
+    per interval, here about 25 in 5 s)."""
+    exporter = start_exporter(config="collectors:\n  process:\n    interval: 0.2s\n    timeout: 0.2s\n")
+    time.sleep(5.0)  # no read: /readyz (the start-up probe) is not one
+    runs = {c["name"]: c["runs"] for c in json.loads(exporter.get("/api/v1/collectors")[2])
+            if c.get("enabled")}
+    assert runs["process"] == 1, runs
