@@ -54,7 +54,6 @@ _FOUR = struct.Struct("=IIII")  # fork: parent_pid, parent_tgid, child_pid, chil
 MAX_DIRTY = 4096  # pids changed between two passes above which a pass reads every name (memory stays bounded)
 RECV_BYTES = 65536
 VERIFY_SECONDS = 2.0
-BATCH_SECONDS = 1.0  # after a wake-up, the listener reads the socket again at most this often
 RCVBUF_BYTES = 4 << 20  # room for a few thousand events between two reads
 
 
@@ -65,11 +64,11 @@ def available(procfs: str) -> bool:
 
 
 class ProcEvents:
-    """A listener thread and the set of pids whose name may have changed since the last :meth:`take`.
+    """The subscription and the set of pids whose name may have changed since the last :meth:`take`.
 
-    The thread waits on the socket (poll without a timeout, plus a pipe to stop it: no periodic wake-up); every
-    read of the socket, by the thread or by :meth:`take` draining it first, happens under one lock, so a pass
-    sees every event the kernel queued before it started.  ``connected`` is True while the events are trusted.
+    A short thread verifies the subscription at start and ends; after that the socket is read only by
+    :meth:`take`, which drains every event the kernel queued before the pass (under one lock), so there is no
+    wake-up at all between passes.  ``connected`` is True while the events are trusted.
     """
 
     def __init__(self, max_dirty: int = MAX_DIRTY) -> None:
@@ -173,39 +172,21 @@ class ProcEvents:
 
     # ---- the socket ------------------------------------------------------------------------------------------
     def _run(self) -> None:
+        """Verify the subscription, then end: nothing listens between passes.  The kernel queues the events in the
+        socket's receive buffer and the next pass drains them (:meth:`take`), so an exporter nobody scrapes spends
+        nothing on them; a buffer that overflowed meanwhile (ENOBUFS) means one pass that reads every name."""
         try:
             self._verify_subscription()
-            if self.connected:
-                poller = select.poll()
-                poller.register(self._sock.fileno(), select.POLLIN)  # type: ignore[union-attr]
-                poller.register(self._wake_r, select.POLLIN)
-                while not self._stopping:
-                    poller.poll()  # blocks until an event arrives or stop() writes to the pipe
-                    if self._stopping:
-                        break
-                    with self._lock:
-                        self._drain()
-                        if not self.connected:
-                            break
-                    # Events come in bursts (a fork, an exec, an exit; a build starting hundreds of processes): wait
-                    # before reading again, so a burst costs one wake-up, not one per event; a pass drains the
-                    # socket itself first, so this delays nothing it sees.  The receive buffer holds the meantime.
-                    self._wake_r_wait(BATCH_SECONDS)
-        except Exception as exc:  # noqa: BLE001 - a broken listener means full passes, never a crash
+        except Exception as exc:  # noqa: BLE001 - a broken subscription means full passes, never a crash
             self._fail(f"process events listener failed: {exc}")
         finally:
             self._verified.set()
-            if not self._stopping:  # failed: nothing listens any more (stop() closes otherwise)
+            if not self.connected and not self._stopping:  # failed: nothing will drain it
                 with self._lock:
-                    self.connected = False
                     self._full = True
                     if self._sock is not None:
                         self._sock.close()
                         self._sock = None
-
-    def _wake_r_wait(self, seconds: float) -> None:
-        """Sleep ``seconds`` unless stop() is called meanwhile."""
-        select.select([self._wake_r], [], [], seconds)
 
     def _verify_subscription(self) -> None:
         tid = threading.get_native_id()
