@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -13,6 +14,12 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def node_exporter_binary(given: str | None) -> str | None:
+    """The node_exporter to measure against: ``given`` (--node-exporter), else Debian's prometheus-node-exporter or
+    a node_exporter on PATH; None when there is none."""
+    return given or shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:

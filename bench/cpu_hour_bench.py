@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import node_exporter_binary  # noqa: E402
 from scrape_bench import CLK_TCK, Target, free_port, process_count  # noqa: E402
 
 
@@ -67,7 +68,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    node_binary = args.node_exporter or shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    node_binary = node_exporter_binary(args.node_exporter)
     if not node_binary:
         print("node_exporter not found; install it (apt-get install prometheus-node-exporter) or pass "
               "--node-exporter PATH", file=sys.stderr)

@@ -20,7 +20,6 @@ import base64
 import http.client
 import json
 import os
-import shutil
 import ssl
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import free_port, stop_process
+from _common import free_port, node_exporter_binary, stop_process
 
 REPO = Path(__file__).resolve().parent.parent
 GOALS_MB = {"default": 48.0, "tls+basic_auth": 52.0}
@@ -188,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--node-exporter", metavar="PATH")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
-    node = args.node_exporter or shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    node = node_exporter_binary(args.node_exporter)
     if not node:
         print("node_exporter not found (apt-get install prometheus-node-exporter, or --node-exporter)", file=sys.stderr)
         return 2

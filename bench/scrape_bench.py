@@ -43,6 +43,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from _common import node_exporter_binary
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
           "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -444,7 +446,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    node_binary = args.node_exporter or shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    node_binary = node_exporter_binary(args.node_exporter)
     if not node_binary:
         print("node_exporter not found; install it (apt-get install prometheus-node-exporter) or pass "
               "--node-exporter PATH", file=sys.stderr)
