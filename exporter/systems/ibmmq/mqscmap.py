@@ -159,35 +159,40 @@ def _qtime(value: Any) -> tuple[int | None, int | None]:
 
 def update_queue(queue: QueueStatus, fields: Mapping[str, Any]) -> QueueStatus:
     """Fill ``queue`` from the keywords of one QSTATUS or QLOCAL answer (only the keys present are touched)."""
-    if "CURDEPTH" in fields:
-        queue.depth = to_int(fields["CURDEPTH"])
-    if "MAXDEPTH" in fields:
-        queue.max_depth = to_int(fields["MAXDEPTH"])
-    if "IPPROCS" in fields:
-        queue.open_input = to_int(fields["IPPROCS"])
-    if "OPPROCS" in fields:
-        queue.open_output = to_int(fields["OPPROCS"])
-    if "MSGAGE" in fields:
-        queue.oldest_message_age = to_age(fields["MSGAGE"])
     if "LPUTDATE" in fields or "LPUTTIME" in fields:
         queue.last_put = timestamp(fields.get("LPUTDATE"), fields.get("LPUTTIME"))
     if "LGETDATE" in fields or "LGETTIME" in fields:
         queue.last_get = timestamp(fields.get("LGETDATE"), fields.get("LGETTIME"))
     if "QTIME" in fields:
         queue.qtime_short, queue.qtime_long = _qtime(fields["QTIME"])
-    if "UNCOM" in fields:
-        queue.uncommitted = uncommitted(fields["UNCOM"])
-    if "CURFSIZE" in fields:
-        queue.file_size_mb = to_count(fields["CURFSIZE"])
-    if "CURMAXFS" in fields:
-        queue.file_max_size_mb = to_count(fields["CURMAXFS"])
-    if "MONQ" in fields:
-        queue.monitoring = text(fields["MONQ"]).upper()
-    if "USAGE" in fields:
-        queue.usage = text(fields["USAGE"]).upper()
-    if "DESCR" in fields:
-        queue.description = text(fields["DESCR"])
-    return queue
+    return _fill(queue, fields, _QUEUE_FIELDS)
+
+
+def _fill(target: Any, fields: Mapping[str, Any], table: tuple[tuple[str, str, Any], ...]) -> Any:
+    """Set each attribute of ``table`` whose keyword the answer has, through its converter; the others stay."""
+    for key, attr, convert in table:
+        if key in fields:
+            setattr(target, attr, convert(fields[key]))
+    return target
+
+
+def _upper(value: Any) -> str:
+    return text(value).upper()
+
+
+_QUEUE_FIELDS: tuple[tuple[str, str, Any], ...] = (
+    ("CURDEPTH", "depth", to_int),
+    ("MAXDEPTH", "max_depth", to_int),
+    ("IPPROCS", "open_input", to_int),
+    ("OPPROCS", "open_output", to_int),
+    ("MSGAGE", "oldest_message_age", to_age),
+    ("UNCOM", "uncommitted", uncommitted),
+    ("CURFSIZE", "file_size_mb", to_count),
+    ("CURMAXFS", "file_max_size_mb", to_count),
+    ("MONQ", "monitoring", _upper),
+    ("USAGE", "usage", _upper),
+    ("DESCR", "description", text),
+)
 
 
 def queue_status(fields: Mapping[str, Any]) -> QueueStatus | None:
@@ -237,23 +242,17 @@ def channel_definition(fields: Mapping[str, Any]) -> ChannelDefinition | None:
 
 def update_health(health: QmgrHealth, fields: Mapping[str, Any]) -> QmgrHealth:
     """Fill ``health`` from a DISPLAY QMSTATUS or DISPLAY QMGR answer (only the keys present are touched)."""
-    if "CONNS" in fields:
-        health.connections = to_count(fields["CONNS"])
-    if "CMDSERV" in fields:
-        health.command_server = text(fields["CMDSERV"]).upper()
-    if "CHINIT" in fields:
-        health.channel_initiator = text(fields["CHINIT"]).upper()
     if "STARTDA" in fields or "STARTTI" in fields:
         health.started = timestamp(fields.get("STARTDA"), fields.get("STARTTI"))
     if "LOGSTRDA" in fields or "LOGSTRTI" in fields:
         health.log_started = timestamp(fields.get("LOGSTRDA"), fields.get("LOGSTRTI"))
-    for key, attr, convert in _HEALTH_FIELDS:
-        if key in fields:
-            setattr(health, attr, convert(fields[key]))
-    return health
+    return _fill(health, fields, _HEALTH_FIELDS)
 
 
 _HEALTH_FIELDS: tuple[tuple[str, str, Any], ...] = (
+    ("CONNS", "connections", to_count),
+    ("CMDSERV", "command_server", _upper),
+    ("CHINIT", "channel_initiator", _upper),
     ("LOGINUSE", "log_in_use_percent", to_percent),
     ("LOGUTIL", "log_utilization_percent", to_percent),
     ("CURRLOG", "log_extent_current", log_extent),
@@ -271,7 +270,7 @@ _HEALTH_FIELDS: tuple[tuple[str, str, Any], ...] = (
     ("VERSION", "version", text),
     ("CMDLEVEL", "command_level", text),
     ("QMID", "qmid", text),
-    ("PLATFORM", "platform", lambda v: text(v).upper()),
+    ("PLATFORM", "platform", _upper),
     ("DEADQ", "dead_letter_queue", text),
     ("MAXHANDS", "max_handles", to_count),
 )
