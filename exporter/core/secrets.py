@@ -94,6 +94,18 @@ def secret_values(model: Any) -> list[str]:
     return found
 
 
+def read_secret_file(path: str, key: str) -> str:
+    """A secret kept in a file (UTF-8, surrounding white space stripped); SecretUnavailable naming the setting ``key``
+    and the path, never the content, when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError as exc:
+        raise SecretUnavailable(f"cannot read {key} {path}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise SecretUnavailable(f"{key} {path} is not UTF-8") from None
+
+
 class PasswordSettings(StrictModel):
     password_required: ClassVar[bool] = False
 
@@ -115,14 +127,7 @@ class PasswordSettings(StrictModel):
         if self.password is not None:
             value = self.password.get_secret_value()
         elif self.password_file:
-            try:
-                with open(self.password_file, encoding="utf-8") as handle:
-                    value = handle.read().strip()
-            except OSError as exc:
-                raise SecretUnavailable(f"cannot read password_file {self.password_file}: "
-                                        f"{exc.strerror or type(exc).__name__}") from None
-            except UnicodeDecodeError:
-                raise SecretUnavailable(f"password_file {self.password_file} is not UTF-8") from None
+            value = read_secret_file(self.password_file, "password_file")
         elif self.password_env:
             value = os.environ.get(self.password_env, "")
             if not value:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...core.deadline import BoundedCall
-from ...core.secrets import PasswordSettings, SecretUnavailable, remember, scrub
+from ...core.secrets import PasswordSettings, SecretUnavailable, read_secret_file, remember, scrub
 from ...core.settings import Duration
 
 log = logging.getLogger("middleware_exporter.oracle")
@@ -72,14 +72,7 @@ class OracleSettings(PasswordSettings):
         """The wallet password from wallet_password_file, remembered for scrubbing like the login password."""
         if not self.wallet_password_file:
             return None
-        try:
-            with open(self.wallet_password_file, encoding="utf-8") as handle:
-                value = handle.read().strip()
-        except OSError as exc:
-            raise SecretUnavailable(f"cannot read wallet_password_file {self.wallet_password_file}: "
-                                    f"{exc.strerror or type(exc).__name__}") from None
-        except UnicodeDecodeError:
-            raise SecretUnavailable(f"wallet_password_file {self.wallet_password_file} is not UTF-8") from None
+        value = read_secret_file(self.wallet_password_file, "wallet_password_file")
         remember(value)
         return value
 
