@@ -405,3 +405,31 @@ def test_mount_table_prefers_pid_1_then_the_own_table_then_self(tmp_path):
     (tmp_path / "1" / "mounts").write_text("a /host ext4 rw 0 0\n")
     assert procfs.read_mount_table(str(tmp_path)) == ([procfs.Mount("a", "/host", "ext4", "rw")], True,
                                                       str(tmp_path / "1" / "mounts"), None)
+
+
+def test_physical_cores_are_counted_again_only_when_the_cpu_count_changes(tmp_path):
+    """The sysfs topology was globbed and read (two files per CPU) on every pass; the count of cores only changes
+    with CPU hotplug, which changes the CPUs /proc/stat lists, so it is read again only then (issue 30)."""
+    from exporter.core.collector import Context
+    from exporter.core.metrics import MetricBatch
+    from exporter.systems.host.collector import HostCollector
+
+    tree = tmp_path / "host1"
+    shutil.copytree(FIXTURES / "host1", tree)
+    collector = HostCollector(HostCollector.Settings(backend="procfs"),
+                              Context(procfs=str(tree / "proc"), sysfs=str(tree / "sys")))
+
+    def cores() -> float | None:
+        batch = MetricBatch(collector.specs())
+        collector.collect(batch)
+        values = {s.name: s.value for f in batch.families() for s in f.samples}
+        return values.get("middleware_host_cpu_cores")
+
+    assert cores() == 2
+    for cpu in ("cpu1", "cpu3"):  # core 1's topology is gone (re-read, it would count 1 core) ...
+        shutil.rmtree(tree / "sys" / "devices" / "system" / "cpu" / cpu)
+    assert cores() == 2  # ... but the same CPUs are online: not read again
+    stat = tree / "proc" / "stat"
+    stat.write_text("".join(line for line in stat.read_text().splitlines(keepends=True)
+                            if not line.startswith("cpu3 ")))  # CPU 3 went offline
+    assert cores() == 1  # counted again: cpu0 and cpu2 are the two threads of core 0

@@ -10,13 +10,13 @@ remembered for scrubbing (``core.secrets``) before anything is validated; a conn
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Mapping, TypeVar
 
-import yaml
 from pydantic import AfterValidator, BaseModel, Field, StrictStr, ValidationError, field_validator
 
 from .metrics import check_label_name, check_label_value
@@ -232,7 +232,7 @@ def _is_secret_key(key: Any) -> bool:
     return isinstance(key, str) and bool(SECRET_KEY_RE.search(key)) and not key.endswith(("_file", "_env"))
 
 
-class DuplicateKeyError(yaml.YAMLError):
+class DuplicateKeyError(ValueError):
     """A mapping repeats a key (YAML forbids it; PyYAML would silently keep the last value)."""
 
     def __init__(self, key: str, line: int, first_line: int) -> None:
@@ -240,32 +240,46 @@ class DuplicateKeyError(yaml.YAMLError):
         self.key, self.line, self.first_line = key, line, first_line
 
 
-class _StrictLoader(yaml.SafeLoader):
+@functools.cache
+def _strict_loader() -> type:
     """SafeLoader that refuses duplicate keys.  Hand-written because PyYAML has no option for it, and
-    ruamel.yaml's duplicate-key error quotes both values, which may be passwords."""
+    ruamel.yaml's duplicate-key error quotes both values, which may be passwords.  Built on first use: a start
+    with neither a configuration file nor a MIDDLEWARE_EXPORTER_ variable never imports yaml (docs/footprint.md)."""
+    import yaml
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # '<<' merges: keys given next to it override the merged ones, as YAML intends
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                if key in seen:
-                    raise DuplicateKeyError(str(key), key_node.start_mark.line + 1, seen[key])
-                seen[key] = key_node.start_mark.line + 1
-            except TypeError:  # unhashable: SafeLoader reports it below
-                pass
-        return super().construct_mapping(node, deep)
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # '<<' merges: keys given next to it override the merged ones, as YAML intends
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:
+                        raise DuplicateKeyError(str(key), key_node.start_mark.line + 1, seen[key])
+                    seen[key] = key_node.start_mark.line + 1
+                except TypeError:  # unhashable: SafeLoader reports it below
+                    pass
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
 
 
 def _parse_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    import yaml
+
+    return yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
+def _yaml_error() -> type[Exception]:
+    import yaml
+
+    return yaml.YAMLError
+
+
+def _yaml_problem(exc: Exception) -> str:
     """PyYAML's description of a syntax error without what it quotes of the text (an alias or tag name could
     be the start of an unquoted password); a quoted single character such as '\\t' stays."""
     problem = getattr(exc, "problem", None) or "syntax error"
@@ -403,7 +417,7 @@ def load_config(
             loaded = _parse_yaml(text)
         except DuplicateKeyError as exc:
             raise ConfigError(f"config file {path}: {exc}") from None
-        except yaml.YAMLError as exc:
+        except _yaml_error() as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             raise ConfigError(scrub(f"config file {path} is not valid YAML{where}: {_yaml_problem(exc)}")) from None
@@ -422,7 +436,7 @@ def load_config(
                 value = _parse_yaml(raw_value) if raw_value.strip() else ""
             except DuplicateKeyError as exc:
                 raise ConfigError(f"environment variable {name}: {exc}") from None
-            except yaml.YAMLError:
+            except _yaml_error():
                 value = raw_value
         _set_path(data, list(env_path), value, f"environment variable {name}")
         sources[env_path] = f"environment variable {name}"

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import email.utils
+import functools
 import hashlib
 import hmac
 import logging
@@ -31,7 +33,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ConfigError
@@ -161,17 +162,24 @@ class WebConfigFile(_Strict):
     rate_limit: RateLimitConfig | None = None
 
 
-class _NoDuplicatesLoader(yaml.SafeLoader):
-    """A repeated key is an error, as in exporter-toolkit's strict YAML decoding (PyYAML keeps the last one)."""
+@functools.cache
+def _no_duplicates_loader() -> type:
+    """A repeated key is an error, as in exporter-toolkit's strict YAML decoding (PyYAML keeps the last one).
+    Built on first use, so that a start without a web configuration never imports yaml."""
+    import yaml
 
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is repeated", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+    class NoDuplicatesLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is repeated",
+                                                            key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return NoDuplicatesLoader
 
 
 # ------------------------------------------------------------------------------------------ loaded config
@@ -413,8 +421,10 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read web config file {path}: {exc.strerror or exc}") from None
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_NoDuplicatesLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_no_duplicates_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -709,11 +719,13 @@ class _TokenBucket:
 class WebGate:
     """ASGI middleware in front of every route: the in-flight request bound, then (with a web config) the
     configured response headers, the rate limit and basic auth. ``open_paths`` answer without basic auth (only
-    when the operator says so, e.g. ``/healthz`` for a liveness probe)."""
+    when the operator says so, e.g. ``/healthz`` for a liveness probe).  ``date``: add the Date header to every
+    response (the server's own is off, so that it need not wake up every second to refresh it)."""
 
     def __init__(self, app, live: LiveWebConfig | None = None, open_paths: frozenset[str] = frozenset(),
-                 max_requests: int = 64) -> None:
+                 max_requests: int = 64, date: bool = False) -> None:
         self.app = app
+        self.date = date
         self.live = live
         self.open_paths = open_paths
         self.max_requests = max_requests
@@ -728,6 +740,8 @@ class WebGate:
             return
         config = self.live.current() if self.live is not None else None
         extra = config.headers if config is not None else []
+        if self.date:
+            extra = [(b"date", http_date()), *extra]
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start" and extra:
@@ -761,6 +775,20 @@ class WebGate:
             await self.app(scope, receive, send_with_headers)
         finally:
             self.in_flight -= 1
+
+
+_date_cache: tuple[int, bytes] = (-1, b"")
+
+
+def http_date(now: float | None = None) -> bytes:
+    """The Date header's value (RFC 9110's IMF-fixdate) for ``now`` (default: the wall clock), formatted once per
+    second."""
+    global _date_cache
+    second = int(time.time() if now is None else now)
+    cached = _date_cache
+    if cached[0] != second:
+        cached = _date_cache = (second, email.utils.formatdate(second, usegmt=True).encode())
+    return cached[1]
 
 
 async def _plain(send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:

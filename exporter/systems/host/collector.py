@@ -165,6 +165,7 @@ class HostCollector(Collector):
         self._net_exclude = re.compile(settings.netdev_exclude) if settings.netdev_exclude else None
         self._psutil = None  # the psutil back-end, once chosen
         self._text = TextHost(settings.text, self._disk_exclude) if settings.backend == "text" else None
+        self._cores: tuple[int, int] | None = None  # (CPUs in /proc/stat, physical cores) of the last count
 
     @property
     def backend(self) -> str:
@@ -232,7 +233,11 @@ class HostCollector(Collector):
         if not stat.cpus:
             raise ValueError(f"{self._path('stat')}: no per-CPU lines")
         CPUS.add(batch, len(stat.cpus))
-        cores = self._physical_cores()
+        # The topology is read again only when the number of CPUs changes (hotplug): a glob and two sysfs reads
+        # per CPU on every pass cost more than the rest of /proc/stat (issue 30).
+        if self._cores is None or self._cores[0] != len(stat.cpus):
+            self._cores = (len(stat.cpus), self._physical_cores())
+        cores = self._cores[1]
         if cores:
             CPU_CORES.add(batch, cores)
         for cpu, modes in stat.cpus.items():

@@ -76,6 +76,8 @@ class _Matcher:
         return [self.key("", {})]
 
 
+MAX_CACHED_NAMES = 4096  # distinct process names remembered with their candidate groups (then forgotten at once)
+
 SCANNED_PROCESSES = MetricSpec(f"{P}_scanned_processes", "gauge", "Processes read from /proc in the last pass.", ())
 EVENTS_CONNECTED = MetricSpec(
     f"{P}_events_connected", "gauge",
@@ -133,6 +135,10 @@ class ProcessCollector(Collector):
                     self._by_name.setdefault(name, []).append((index, matcher))
             else:
                 self._by_pattern.append((index, matcher))
+        # The groups worth trying for a process name (exact names first, then the patterns whose comm regex the
+        # name passes): a pure function of the name, kept so that a pass over 2,000 unwatched processes is one
+        # dict lookup each, not a regex search each (issue 30).
+        self._candidates: dict[str, tuple[tuple[int, _Matcher], ...]] = {}
         self.label_names = ("group", "process", *labels) + (("user",) if settings.group_by_user else ())
         # Monotonic counters (COUNTERS): what was already counted per series, and per live process the readings
         # counted last time (None where its file could not be read).
@@ -262,17 +268,17 @@ class ProcessCollector(Collector):
         entries = table.snapshot(self)
         totals: dict[tuple[str, ...], _Totals] = {}
         seen: dict[tuple[int, int, int], tuple[int, int]] = {}
-        by_name, by_pattern = self._by_name, self._by_pattern
+        cache = self._candidates
+        if len(cache) > MAX_CACHED_NAMES:
+            cache.clear()
         by_user = self.settings.group_by_user
         thread_states = self.settings.thread_states
         for entry in entries:
-            candidates = by_name.get(entry.comm)
+            candidates = cache.get(entry.comm)
             if candidates is None:
-                if not by_pattern:
-                    continue
-                candidates = by_pattern
-            elif by_pattern:
-                candidates = candidates + by_pattern
+                candidates = cache[entry.comm] = self._candidates_for(entry.comm)
+            if not candidates:
+                continue
             readings: tuple[int | None, ...] | None = None  # read once per process, whatever groups it is in
             for index, matcher in candidates:
                 key = matcher.match(entry)
@@ -319,6 +325,11 @@ class ProcessCollector(Collector):
             self._emit(batch, t, self._counted[key], lv)
         SCANNED_PROCESSES.add(batch, len(entries))
         EVENTS_CONNECTED.add(batch, 1 if table.events is not None and table.events.connected else 0)
+
+    def _candidates_for(self, comm: str) -> tuple[tuple[int, _Matcher], ...]:
+        named = self._by_name.get(comm, [])
+        patterns = [(index, m) for index, m in self._by_pattern if m.comm is None or m.comm.search(comm)]
+        return tuple(named) + tuple(patterns)
 
     @staticmethod
     def _read_extras(entry: ProcessEntry, proc, thread_states: bool) -> tuple[
