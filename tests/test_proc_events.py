@@ -187,8 +187,8 @@ def test_events_mark_new_execd_and_renamed_processes_and_too_many_mean_a_full_pa
     events.feed(_message(procevents.PROC_EVENT_EXEC, 300, 300))
     events.feed(_message(procevents.PROC_EVENT_COMM, 400, 400, comm=b"renamed".ljust(16, b"\0")))
     events.feed(_message(procevents.PROC_EVENT_COMM, 401, 400, comm=b"worker".ljust(16, b"\0")))  # a thread
-    events.feed(_message(procevents.PROC_EVENT_EXIT, 200, 200, 0, 17))  # gone: nothing to re-read
-    assert events.take() == {300, 400}
+    events.feed(_message(procevents.PROC_EVENT_EXIT, 200, 200, 0, 17))  # its main thread ended: the pass checks
+    assert events.take() == {200, 300, 400}
     assert events.take() == set()
     for pid in (10, 11, 12, 13):  # more than max_dirty changes between two passes
         events.feed(_message(procevents.PROC_EVENT_EXEC, pid, pid))
@@ -235,3 +235,70 @@ def test_real_exporter_reports_the_mode(start_exporter):
             break
         time.sleep(0.1)  # the first pass may run before the listener has verified its subscription
     assert value == expected
+
+
+def test_with_the_connector_a_pass_lists_proc_only_when_full_yet_sees_new_and_gone_processes(monkeypatch, tmp_path):
+    """Listing /proc is the kernel walking every task (about 3 ms at 2,000 processes); with the connector a pass
+    keeps the last one's processes, adds those that forked and drops those that ended, and lists /proc only on a
+    full pass (issue 30; before, every pass listed it).  A process whose main thread ended while another thread
+    runs is still there (its /proc/<pid> is), and leaves the table when its last thread ends."""
+    table = _live_table()
+    listings: list[str] = []
+    real_listdir = os.listdir
+
+    def counting_listdir(path="."):
+        if str(path) == "/proc":
+            listings.append(str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", counting_listdir)
+    procs: list[subprocess.Popen] = []
+    try:
+        _walk(table)  # the first pass after the subscription lists /proc and reads every name
+        assert len(listings) == 1 and table.full_walks == 1
+        sleeper = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(120)"], stdin=subprocess.DEVNULL)
+        procs.append(sleeper)
+        # the main thread ends at once; a second thread goes on until the file `stop` appears
+        leaderless = subprocess.Popen([PYTHON, "-c", (
+            "import ctypes, os, threading, time\n"
+            "def wait():\n    while not os.path.exists('stop'):\n        time.sleep(0.02)\n"
+            "threading.Thread(target=wait).start()\n"
+            "ctypes.CDLL(None).pthread_exit(None)\n")], cwd=tmp_path, stdin=subprocess.DEVNULL)
+        procs.append(leaderless)
+        deadline = time.monotonic() + BACKSTOP
+        while _state(leaderless.pid) != "Z":  # its main thread has ended: the EXIT event is queued
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        names, _ = _walk(table)
+        assert sleeper.pid in names and leaderless.pid in names
+        sleeper.kill()
+        sleeper.wait()
+        names, _ = _walk(table)
+        assert sleeper.pid not in names
+        assert leaderless.pid in names  # its main thread ended, the process did not
+        (tmp_path / "stop").write_text("")
+        leaderless.wait(BACKSTOP)
+        names, _ = _walk(table)
+        assert leaderless.pid not in names
+        assert len(listings) == 1 and table.full_walks == 1, listings  # none of these passes listed /proc
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        table.stop_events()
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_thread_exits_name_their_process_as_maybe_gone():
+    """Invented messages in the kernel's layout: an EXIT event names the process (tgid) whether the thread that
+    ended is its main thread or not; the pass checks /proc/<tgid>."""
+    events = procevents.ProcEvents()
+    events.connected, events._full = True, False
+    events.feed(_message(procevents.PROC_EVENT_FORK, 1, 1, 500, 500))
+    events.feed(_message(procevents.PROC_EVENT_EXIT, 501, 500, 0, 17))  # a thread of 500
+    events.feed(_message(procevents.PROC_EVENT_EXIT, 600, 600, 0, 17))  # the main thread of 600
+    assert events.take_changes() == ({500}, {500, 600})
+    assert events.take_changes() == (set(), set())

@@ -1,10 +1,11 @@
-"""Linux's process events connector: which processes forked, exec'd or renamed themselves since the last pass.
+"""Linux's process events connector: which processes forked, exec'd, renamed themselves or ended since the last pass.
 
 The process table (``procfs.ProcessTable``) re-reads a process's name only when it may have changed: an exec keeps
 the pid and the start time and changes only the name, so without this every name is re-read on every pass (about
-15 ms of system calls at 2,000 processes).  With a listener subscribed to the kernel's proc connector (netlink
-``NETLINK_CONNECTOR``, ``CN_IDX_PROC``; needs CAP_NET_ADMIN in the initial user namespace), a pass re-reads only
-the names of pids that forked, exec'd or changed their name since the pass before, and of pids it has not seen.
+15 ms of system calls at 2,000 processes), and /proc listed (about 3 ms more).  With a listener subscribed to the
+kernel's proc connector (netlink ``NETLINK_CONNECTOR``, ``CN_IDX_PROC``; needs CAP_NET_ADMIN in the initial user
+namespace), a pass reads only the names of pids that forked, exec'd or changed their name since the pass before,
+checks that the processes a thread of which ended are still there, and does not list /proc.
 
 Whenever the events cannot be trusted the pass reads every name as before: the kernel dropped events (ENOBUFS),
 the socket failed, more than :data:`MAX_DIRTY` pids changed between two passes, or the listener is not (yet)
@@ -78,6 +79,7 @@ class ProcEvents:
         self.overflows = 0  # ENOBUFS or more than max_dirty pids between two passes
         self._lock = threading.Lock()
         self._dirty: set[int] = set()
+        self._exited: set[int] = set()  # processes a thread of which ended: maybe gone (checked by the pass)
         self._full = True  # the next take() must answer None (read every name)
         self._sock: socket.socket | None = None
         self._wake_r = self._wake_w = -1
@@ -154,21 +156,29 @@ class ProcEvents:
     def take(self) -> set[int] | None:
         """The pids whose name may have changed since the last call (drained from the socket first); None: read
         every name (not connected, events lost, too many changes)."""
+        changes = self.take_changes()
+        return None if changes is None else changes[0]
+
+    def take_changes(self) -> tuple[set[int], set[int]] | None:
+        """``(changed, exited)`` since the last call: the pids whose name may have changed (new, exec'd, renamed)
+        and the processes one of whose threads ended (gone, or only that thread: the pass checks); None: list
+        /proc and read every name (not connected, events lost, too many changes)."""
         with self._lock:
             if self.connected:
                 self._drain()
             if not self.connected or self._full:
                 self._full = not self.connected
-                self._dirty = set()
+                self._dirty, self._exited = set(), set()
                 return None
             dirty, self._dirty = self._dirty, set()
-            return dirty
+            exited, self._exited = self._exited, set()
+            return dirty, exited
 
     def force_full(self) -> None:
         """The next take() answers None (the periodic full pass)."""
         with self._lock:
             self._full = True
-            self._dirty = set()
+            self._dirty, self._exited = set(), set()
 
     # ---- the socket ------------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -232,7 +242,7 @@ class ProcEvents:
                 if exc.errno == errno.ENOBUFS:  # the kernel dropped events: this pass reads every name
                     self.overflows += 1
                     self._full = True
-                    self._dirty = set()
+                    self._dirty, self._exited = set(), set()
                     continue
                 self.connected = False
                 self.error = f"process events socket failed: {exc}"
@@ -250,10 +260,10 @@ class ProcEvents:
                 break
             self._event(data, offset)
             offset += (length + 3) & ~3
-        if len(self._dirty) > self.max_dirty:
+        if len(self._dirty) > self.max_dirty or len(self._exited) > self.max_dirty:
             self.overflows += 1
             self._full = True
-            self._dirty = set()
+            self._dirty, self._exited = set(), set()
 
     def _event(self, data: bytes, at: int) -> None:
         what = _WHAT.unpack_from(data, at + _EVENT_AT)[0]
@@ -277,5 +287,7 @@ class ProcEvents:
                     self.error = None
                 if pid == tgid:  # /proc/<pid>/comm is the main thread's name
                     self._dirty.add(tgid)
-            elif pid == tgid:
-                self._dirty.discard(tgid)  # gone (a reused pid comes with a FORK event again)
+            else:
+                # A thread ended; the process may be gone (the pass checks that /proc/<tgid> is still there: its
+                # main thread may end before the others, and the last thread to end need not be the main one)
+                self._exited.add(tgid)

@@ -331,20 +331,15 @@ def _entry_from_stat(pid: int, path: str) -> ProcessEntry | None:
     return ProcessEntry(pid, raw[open_paren + 1:close_paren].decode("utf-8", "replace"), path, raw)
 
 
-def walk_processes(root: str, names: dict[int, str] | None = None, fresh: set[int] | None = None,
+def walk_processes(root: str, names: dict[int, str] | None = None,
                    counts: list[int] | None = None) -> list[ProcessEntry]:
-    """Every process under ``root`` with its name (/proc/<pid>/comm); processes that exit while being listed are
-    left out, as are stat files without a ``(name)`` where the name has to come from stat.
-
-    Without ``fresh`` every name is read again, even for a process seen before: an exec keeps the pid and the start
-    time and changes only the name (and the command line, read on each walk for the processes a name matched), so a
-    process that execs into a watched name is counted by the next collection.  That read is most of a walk's cost
-    (about 15 ms at 2,000 processes).  With ``fresh`` (the pids that forked, exec'd or renamed since the last walk,
-    from the process events connector: ``procevents.py``) a pid of ``names`` (the last walk's names) not in it keeps
-    its name unread.  ``names`` is refilled with this walk's names; ``counts[0]`` grows by the names read."""
+    """Every process under ``root`` with its name (/proc/<pid>/comm), every name read again: an exec keeps the pid
+    and the start time and changes only the name, so a process that execs into a watched name is counted by the
+    next collection.  Processes that exit while being listed are left out, as are stat files without a ``(name)``
+    where the name has to come from stat.  ``names`` is refilled with this walk's names (what
+    :func:`update_processes` brings up to date between full walks); ``counts[0]`` grows by the names read."""
     prefix = os.path.join(root, "")
     entries = []
-    known = names if names is not None and fresh is not None else {}
     current: dict[int, str] = {}
     reads = 0
     for name in os.listdir(root):
@@ -352,11 +347,6 @@ def walk_processes(root: str, names: dict[int, str] | None = None, fresh: set[in
             continue
         pid = int(name)
         path = prefix + name
-        if pid in known and pid not in fresh:  # type: ignore[operator]
-            comm_text = known[pid]
-            current[pid] = comm_text
-            entries.append(ProcessEntry(pid, comm_text, path))
-            continue
         reads += 1
         try:
             comm = _read_bytes(path + "/comm")
@@ -381,6 +371,29 @@ def walk_processes(root: str, names: dict[int, str] | None = None, fresh: set[in
     return entries
 
 
+def update_processes(root: str, names: dict[int, str], changed: set[int], exited: set[int],
+                     counts: list[int] | None = None) -> list[ProcessEntry]:
+    """The last walk's processes (``names``, refilled) brought up to date from the process events alone, without
+    listing ``root``: a process one of whose threads ended is kept only while its /proc/<pid> is still there (its
+    main thread may have ended before the others), and the name of every pid that forked, exec'd or renamed is read
+    (a pid gone meanwhile is left out).  Listing /proc is the kernel walking every task: about 3 ms at 2,000
+    processes, most of a pass (issue 30).  ``counts[0]`` grows by the names read."""
+    prefix = os.path.join(root, "")
+    for pid in exited:
+        if pid in names and pid not in changed and not os.path.exists(prefix + str(pid)):
+            del names[pid]
+    for pid in changed:
+        try:
+            comm = _read_bytes(f"{prefix}{pid}/comm")
+        except OSError:
+            names.pop(pid, None)  # gone since the event (the connector needs a kernel that has comm)
+            continue
+        names[pid] = comm[:-1].decode("utf-8", "replace") if comm.endswith(b"\n") else comm.decode("utf-8", "replace")
+    if counts is not None:
+        counts[0] += len(changed)
+    return [ProcessEntry(pid, names[pid], f"{prefix}{pid}") for pid in sorted(names)]
+
+
 FULL_PASS_SECONDS = 600.0  # with the events connector, every name is read again at least this often anyway
 
 
@@ -391,9 +404,10 @@ class ProcessTable:
     reader has had them already; then it walks again.  So collectors ticking at the same moment share one walk,
     and a collector never sees the same walk twice.  One walk at a time: the others wait for it.
 
-    With :meth:`listen_to_events` (the process collector calls it for the live /proc on Linux) a walk re-reads
-    only the names of processes that forked, exec'd or renamed since the walk before, and of pids it has not seen;
-    every name is read again when the events cannot be trusted and at least every :data:`FULL_PASS_SECONDS`.
+    With :meth:`listen_to_events` (the process collector calls it for the live /proc on Linux) a walk does not
+    list /proc: it keeps the walk before's processes, reads the names of those that forked, exec'd or renamed since,
+    and drops those that ended (:func:`update_processes`); /proc is listed and every name read again when the
+    events cannot be trusted and at least every :data:`FULL_PASS_SECONDS`.
     """
 
     def __init__(self, root: str, max_age: float = 5.0, clock: Callable[[], float] = time.monotonic,
@@ -407,7 +421,7 @@ class ProcessTable:
         self._taken: float | None = None
         self._readers: set[int] = set()
         self.walks = 0  # walks so far, for the benchmark and the tests
-        self.full_walks = 0  # walks that read every name
+        self.full_walks = 0  # walks that listed /proc and read every name
         self.name_reads = [0]  # names (/proc/<pid>/comm) read so far
         self.events = None  # a procevents.ProcEvents once listen_to_events() has started one
         self.events_error: str | None = None  # why it could not be started
@@ -466,8 +480,9 @@ class ProcessTable:
         now = self._clock()
         if self._full_at is not None and now - self._full_at >= FULL_PASS_SECONDS:
             events.force_full()  # the safety net: every name again now and then
-        fresh = events.take()  # before the listing: an event after this is seen by the next walk
-        if fresh is None:
+        changes = events.take_changes()  # before the pass: an event after this is seen by the next one
+        if changes is None:
             self.full_walks += 1
             self._full_at = now
-        return walk_processes(self.root, self._names, fresh, self.name_reads)
+            return walk_processes(self.root, self._names, self.name_reads)
+        return update_processes(self.root, self._names, *changes, counts=self.name_reads)
