@@ -4,9 +4,9 @@ This is the one module that knows every source system; ``exporter.cli`` and the 
 nothing in ``exporter.core`` does.  Adding a system means a field in :class:`CollectorsSettings`, an entry in its
 ``collectors()`` and in ``COLLECTORS`` (exposition order).
 
-Registration is lazy (issue 30, docs/footprint.md): validating the configuration needs each system's settings
-classes, which live in a light ``exporter.systems.<system>.settings`` module; the collector module (its metric
-tables, parsers and clients) is imported by :meth:`Registered.load` only for a collector that is enabled.
+Registration is lazy (issue 30, docs/footprint.md): a collector's module (its metric tables, parsers and clients)
+is imported by :meth:`Registered.load` only when the collector is enabled, and the settings class of a collector
+that is off by default only when the configuration gives its section (:class:`Dormant` otherwise).
 """
 
 from __future__ import annotations
@@ -16,88 +16,136 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, ValidationInfo, field_serializer, field_validator
 
 from .core.collector import Collector
 from .core.config import LogSettings, PathSettings, StaticLabelMap, WebSettings, labels_field, load_config
 from .core.settings import CollectorSettings, StrictModel
-from .systems.certificates import settings as certificates_settings
-from .systems.certificates.settings import CertificatesSettings
-from .systems.domino import settings as domino_settings
-from .systems.domino.settings import DominoSettings
+from .systems import certificates, domino, hpom, ibmmq, oracle, vhi
 from .systems.filesystem import settings as filesystem_settings
 from .systems.filesystem.settings import FilesystemSettings
 from .systems.host import settings as host_settings
 from .systems.host.settings import HostSettings
-from .systems.hpom import settings as hpom_settings
-from .systems.hpom.settings import HpomSettings
-from .systems.ibmmq.collector import IbmmqCollector, IbmmqSettings  # eager: its settings live in its collector module
 from .systems.mountstats import settings as mountstats_settings
 from .systems.mountstats.settings import MountstatsSettings
-from .systems.oracle import settings as oracle_settings
-from .systems.oracle.settings import OracleCollectorSettings
 from .systems.process import settings as process_settings
 from .systems.process.settings import ProcessSettings
-from .systems.vhi import settings as vhi_settings
-from .systems.vhi.settings import VhiSettings
+
+
+def _import(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 @dataclass(frozen=True)
 class Registered:
-    """A collector known by name, description and settings class; its class is imported on first use."""
+    """A collector known by name and description; its settings class and its collector class are imported on
+    first use (``Settings``, :meth:`load`)."""
 
     name: str
     description: str
-    Settings: type[CollectorSettings]
+    settings_path: str  # "module:Class"
     path: str  # "module:Class"
 
+    @property
+    def Settings(self) -> type[CollectorSettings]:  # noqa: N802 - the name the collector classes use
+        return _import(self.settings_path)
+
     def load(self) -> type[Collector]:
-        module, _, attr = self.path.partition(":")
-        return getattr(importlib.import_module(module), attr)  # tests/test_footprint.py: matches this entry
+        return _import(self.path)  # tests/test_footprint.py: matches this entry
 
 
-def _system(module: Any, settings: type[CollectorSettings], cls: str) -> Registered:
-    return Registered(module.NAME, module.DESCRIPTION, settings,
-                      f"{module.__name__.rsplit('.', 1)[0]}.collector:{cls}")
+def _system(package: Any, settings: str, cls: str, module: str = "settings") -> Registered:
+    return Registered(package.NAME, package.DESCRIPTION, f"{package.__name__}.{module}:{settings}",
+                      f"{package.__name__}.collector:{cls}")
 
 
-HOST = _system(host_settings, HostSettings, "HostCollector")
-FILESYSTEM = _system(filesystem_settings, FilesystemSettings, "FilesystemCollector")
-MOUNTSTATS = _system(mountstats_settings, MountstatsSettings, "MountstatsCollector")
-PROCESS = _system(process_settings, ProcessSettings, "ProcessCollector")
-HPOM = _system(hpom_settings, HpomSettings, "HpomCollector")
-ORACLE = _system(oracle_settings, OracleCollectorSettings, "OracleCollector")
-IBMMQ = Registered(IbmmqCollector.name, IbmmqCollector.description, IbmmqSettings,
-                   "exporter.systems.ibmmq.collector:IbmmqCollector")
-VHI = _system(vhi_settings, VhiSettings, "VhiCollector")
-DOMINO = _system(domino_settings, DominoSettings, "DominoCollector")
-CERTIFICATES = _system(certificates_settings, CertificatesSettings, "CertificatesCollector")
+def _on(module: Any, cls: str) -> Registered:  # on by default: its settings module is imported at start anyway
+    package = importlib.import_module(module.__name__.rsplit(".", 1)[0])
+    return Registered(module.NAME, module.DESCRIPTION, f"{module.__name__}:{cls.replace('Collector', 'Settings')}",
+                      f"{package.__name__}.collector:{cls}")
+
+
+HOST = _on(host_settings, "HostCollector")
+FILESYSTEM = _on(filesystem_settings, "FilesystemCollector")
+MOUNTSTATS = _on(mountstats_settings, "MountstatsCollector")
+PROCESS = _on(process_settings, "ProcessCollector")
+HPOM = _system(hpom, "HpomSettings", "HpomCollector")
+ORACLE = _system(oracle, "OracleCollectorSettings", "OracleCollector")
+IBMMQ = _system(ibmmq, "IbmmqSettings", "IbmmqCollector", module="collector")  # its settings live in collector.py
+VHI = _system(vhi, "VhiSettings", "VhiCollector")
+DOMINO = _system(domino, "DominoSettings", "DominoCollector")
+CERTIFICATES = _system(certificates, "CertificatesSettings", "CertificatesCollector")
 
 COLLECTORS: tuple[Registered, ...] = (HOST, FILESYSTEM, MOUNTSTATS, PROCESS, HPOM, ORACLE, IBMMQ, VHI, DOMINO,
                                       CERTIFICATES)
+# Off by default: a section the configuration does not give is a Dormant stand-in, and its settings class (with
+# the pydantic validators it builds, about 2 MB resident for the six) is never imported (docs/footprint.md).
+DORMANT_WHEN_ABSENT = (HPOM, ORACLE, IBMMQ, VHI, DOMINO, CERTIFICATES)
+_BY_NAME = {entry.name: entry for entry in COLLECTORS}
+
+
+class Dormant:
+    """The settings of a collector that is off and that the configuration does not mention.  ``enabled`` is False
+    without importing anything; reading any other setting (the advisor, check-config's listing) builds the
+    collector's default settings then."""
+
+    enabled = False
+
+    def __init__(self, entry: Registered) -> None:
+        self._entry = entry
+        self._settings: CollectorSettings | None = None
+
+    @property
+    def settings(self) -> CollectorSettings:
+        if self._settings is None:
+            self._settings = self._entry.Settings()
+        return self._settings
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never through the settings (copy, pickle, and the attributes above)
+            raise AttributeError(name)
+        return getattr(self.settings, name)
+
+    def __repr__(self) -> str:
+        return f"Dormant({self._entry.name})"
+
+
+def _dormant_field(entry: Registered) -> Any:
+    return Field(default_factory=lambda: Dormant(entry), description=entry.description)
 
 
 class CollectorsSettings(StrictModel):
-    """One section per collector (``collectors.<name>`` in the YAML file)."""
+    """One section per collector (``collectors.<name>`` in the YAML file).  The sections of the collectors that
+    are off by default are validated with their settings class when given (``_configured``), and are a
+    :class:`Dormant` otherwise."""
 
     host: HostSettings = Field(default_factory=HostSettings, description=HOST.description)
-    filesystem: FilesystemSettings = Field(default_factory=FilesystemSettings,
-                                                      description=FILESYSTEM.description)
-    mountstats: MountstatsSettings = Field(default_factory=MountstatsSettings,
-                                                      description=MOUNTSTATS.description)
+    filesystem: FilesystemSettings = Field(default_factory=FilesystemSettings, description=FILESYSTEM.description)
+    mountstats: MountstatsSettings = Field(default_factory=MountstatsSettings, description=MOUNTSTATS.description)
     process: ProcessSettings = Field(default_factory=ProcessSettings, description=PROCESS.description)
-    hpom: HpomSettings = Field(default_factory=HpomSettings, description=HPOM.description)
-    oracle: OracleCollectorSettings = Field(default_factory=OracleCollectorSettings,
-                                                   description=ORACLE.description)
-    ibmmq: IbmmqSettings = Field(default_factory=IbmmqSettings, description=IBMMQ.description)
-    vhi: VhiSettings = Field(default_factory=VhiSettings, description=VHI.description)
-    domino: DominoSettings = Field(default_factory=DominoSettings, description=DOMINO.description)
-    certificates: CertificatesSettings = Field(default_factory=CertificatesSettings,
-                                                            description=CERTIFICATES.description)
+    hpom: Any = _dormant_field(HPOM)
+    oracle: Any = _dormant_field(ORACLE)
+    ibmmq: Any = _dormant_field(IBMMQ)
+    vhi: Any = _dormant_field(VHI)
+    domino: Any = _dormant_field(DOMINO)
+    certificates: Any = _dormant_field(CERTIFICATES)
 
-    def collectors(self) -> list[tuple[Registered, CollectorSettings]]:
-        """Every registered collector with its settings, in exposition order (``Registered.load()`` imports the
-        collector's class)."""
+    @field_validator(*(entry.name for entry in DORMANT_WHEN_ABSENT), mode="before")
+    @classmethod
+    def _configured(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, Dormant):
+            return value
+        return _BY_NAME[info.field_name].Settings.model_validate(value)  # errors keep their place (oracle.x.y)
+
+    @field_serializer(*(entry.name for entry in DORMANT_WHEN_ABSENT))
+    def _dump(self, value: Any, info: SerializationInfo) -> Any:
+        settings = value.settings if isinstance(value, Dormant) else value
+        return settings.model_dump(mode=info.mode)
+
+    def collectors(self) -> list[tuple[Registered, CollectorSettings | Dormant]]:
+        """Every registered collector with its settings (a :class:`Dormant` for one that is off and not
+        configured), in exposition order (``Registered.load()`` imports the collector's class)."""
         return [(entry, getattr(self, entry.name)) for entry in COLLECTORS]
 
 

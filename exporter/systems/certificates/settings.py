@@ -9,9 +9,7 @@ from pydantic import Field, model_validator
 
 from ...core.secrets import PasswordSettings
 from ...core.settings import CollectorSettings, Duration
-
-NAME = "certificates"
-DESCRIPTION = "Certificate expiry (not after / not before) of PEM, DER and PKCS#12 files."
+from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 
 
 class CertificateFile(PasswordSettings):

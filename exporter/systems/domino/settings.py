@@ -10,10 +10,8 @@ from ...core.config import StaticLabelMap, labels_field
 from ...core.remote import RemoteCommands
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import check_command_timeout
+from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 from .locales import LOCALES, NumberFormat, locale_format
-
-NAME = "domino"
-DESCRIPTION = "Domino server statistics from the console (show stat)."
 
 DEFAULT_INCLUDE = ["Server.*", "Mail.*", "Mem.*", "Database.*", "Disk.*", "Platform.*", "Replica.*", "Agent.*",
                    "Http.*", "NET.*"]

@@ -13,9 +13,7 @@ from ...core.remote import RemoteCommands
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import check_command_timeout
 from ..oracle.client import OracleSettings
-
-NAME = "hpom"
-DESCRIPTION = "HPOM management server: queues, server processes, variables, MSI programs, opc_op database."
+from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 
 DEFAULT_QUEUE_DIR = "/var/opt/OV/share/tmp/OpC/mgmt_sv"
 DEFAULT_COUNT_PATTERN = r"(?P<count>\d+)"

@@ -24,6 +24,7 @@ from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.secrets import PasswordSettings, SecretUnavailable
 from ...core.settings import CollectorSettings, Duration
+from . import DESCRIPTION, NAME
 from .model import (
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
@@ -599,9 +600,8 @@ class _QueueManager(Target):
 
 
 class IbmmqCollector(Collector):
-    name = "ibmmq"
-    description = ("IBM MQ queue managers (REST, PCF or runmqsc): queue depths, qmgr and channel status, put/get "
-                   "counts from the resource-statistics publications (PCF, amqsrua).")
+    name = NAME
+    description = DESCRIPTION
     Settings = IbmmqSettings
     clock = staticmethod(time.time)  # "now" for the ages of the queue manager's timestamps (tests set their own)
 

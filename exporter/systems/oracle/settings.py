@@ -10,11 +10,9 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
 from ...core.settings import CollectorSettings, Duration, StrictModel, parse_duration
+from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 from .client import MAX_ROWS, OracleSettings
 
-NAME = "oracle"
-DESCRIPTION = ("Oracle databases: redo switches and layout, log-switch waits, parameters, limits, NFS, guide "
-               "checks, library-cache heap warnings, alert-log errors.")
 MIB = 1024 * 1024
 
 

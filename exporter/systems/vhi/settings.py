@@ -7,9 +7,7 @@ from pydantic import Field
 
 from ...core.config import StaticLabelMap, labels_field
 from ...core.settings import CollectorSettings, Duration
-
-NAME = "vhi"
-DESCRIPTION = "Verastream Host Integrator session server: host sessions, sessions per CPU, memory formula."
+from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 
 
 class VhiSettings(CollectorSettings):
