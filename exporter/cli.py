@@ -543,7 +543,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     import uvicorn
 
     from .core.httplimits import ConnectionGuard, Limits, guarded_server, open_file_limit
-    from .core.webconfig import LiveWebConfig, WebGate
+    from .core.webgate import WebGate
     from .server import create_app
 
     stopper = _Shutdown()
@@ -578,7 +578,11 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
 
     limits = limits or Limits()
     quiet = hasattr(uvicorn.Server, "on_tick") and hasattr(uvicorn.Server, "main_loop")
-    live = LiveWebConfig(web_config) if web_config is not None else None
+    live = None
+    if web_config is not None:
+        from .core.webconfig import LiveWebConfig
+
+        live = LiveWebConfig(web_config)
     if live is not None:
         scheduler.self_metrics.tls_certificate = live.certificate_validity
     guard = ConnectionGuard(limits, live)

@@ -8,13 +8,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE
 
 from . import __version__
+from .core.exposition import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE
 from .core.scheduler import Scheduler
 
 # The classic text format that generate_latest() writes and Prometheus 2.x parses.
-TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def wants_openmetrics(accept: str) -> bool:

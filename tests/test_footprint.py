@@ -21,9 +21,13 @@ from .conftest import REPO, require_binary
 
 # jinja2: only /advice renders HTML with it; cryptography: only a client_allowed_sans check or the healthcheck's
 # TLS probe; bcrypt: only basic_auth_users; psutil: only the psutil back-end; uvicorn's optional speed-ups are
-# not used (http=h11, ws=none); the advisor and the status page: on their first request
+# not used (http=h11, ws=none); the advisor and the status page: on their first request; yaml: only with a
+# configuration file, a MIDDLEWARE_EXPORTER_ variable or a web configuration; prometheus_client: only for its own
+# objects (families(): tests, /advice, collect-once) and what the fast writer leaves to it; the web configuration's
+# module: only with --web.config.file
 NEVER_AT_DEFAULT_START = ("jinja2", "cryptography", "bcrypt", "psutil", "uvloop", "httptools", "websockets",
-                          "email_validator", "exporter.advisor", "exporter.statuspage")
+                          "email_validator", "exporter.advisor", "exporter.statuspage", "yaml", "prometheus_client",
+                          "exporter.core.webconfig")
 # collectors that are off by default and not configured: nothing of theirs is imported at start, not even their
 # settings (exporter/registry.py, Dormant); the collector modules, parsers, checks and clients come with the
 # collector's first use, the settings with a configuration that gives the section
@@ -40,12 +44,14 @@ BUILD_APP = textwrap.dedent("""
     import json, sys
     from exporter import cli
     from exporter.core.scheduler import Scheduler
-    from exporter.core.webconfig import LiveWebConfig, WebGate, load_web_config
+    from exporter.core.webgate import WebGate
     from exporter.server import create_app
     import uvicorn  # _serve imports it before building the app
 
-    web = load_web_config(sys.argv[1]) if len(sys.argv) > 1 else None
-    live = LiveWebConfig(web) if web is not None else None
+    live = None
+    if len(sys.argv) > 1:  # as _serve: the web configuration's module only with one
+        from exporter.core.webconfig import LiveWebConfig, load_web_config
+        live = LiveWebConfig(load_web_config(sys.argv[1]))
     config = cli.load(None)
     scheduler = Scheduler(cli.build_collectors(config), labels=config.labels)
     app = WebGate(create_app(scheduler, {c.name: c.description for c in cli.COLLECTORS}, settings=config),

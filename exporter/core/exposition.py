@@ -16,16 +16,40 @@ import threading
 import zlib
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from prometheus_client import CollectorRegistry
-from prometheus_client import generate_latest as generate_text
-from prometheus_client.core import Metric
-from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
-from prometheus_client.utils import floatToGoString
-
 from .metrics import MetricSpec, StaticLabels
 
 if TYPE_CHECKING:
+    from prometheus_client.core import Metric
+
     from .scheduler import Scheduler
+
+# prometheus_client is imported only where its own rendering is needed (_render_library): the exposition of a
+# default start never needs it, and importing it costs 1.3 MB resident (issue 30, docs/footprint.md).
+OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_INF, _MINUS_INF = float("inf"), float("-inf")
+
+
+def go_float(value: float) -> str:
+    """A sample value as prometheus_client writes it (Go's way for large numbers): NaN, +Inf and -Inf; a positive
+    number of seven or more integer digits as mantissa and two-digit exponent (1250000 is 1.25e+06); anything
+    else as Python's repr.  Written here so that rendering does not import the library (tests/test_exposition_fast.py
+    compares the two over many values)."""
+    value = float(value)
+    if value != value:
+        return "NaN"
+    if value == _INF:
+        return "+Inf"
+    if value == _MINUS_INF:
+        return "-Inf"
+    text = repr(value)
+    if value > 0:
+        integer, dot, fraction = text.partition(".")
+        if dot and len(integer) > 6:
+            digits = (integer + fraction).rstrip("0")
+            mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+            return f"{mantissa}e+{len(integer) - 1:02d}"
+    return text
 
 _EOF = b"# EOF\n"
 # A collector's part this large is followed, in its own thread, by the whole body in the last scrape's format.
@@ -42,6 +66,10 @@ class _Families:
 
 def _render_library(families: list[Metric], openmetrics: bool, eof: bool = True) -> bytes:
     """prometheus_client's own rendering (the reference, and the path for anything :func:`_fast_lines` leaves)."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client import generate_latest as generate_text
+    from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(families))
     body = (generate_openmetrics if openmetrics else generate_text)(registry)
@@ -83,7 +111,7 @@ def _fast_lines(metric: Metric, openmetrics: bool, out: list[str], escaped: dict
     else:
         shown = name + suffix
         out.append(f"# HELP {shown} {doc}\n# TYPE {shown} {'gauge' if mtype == 'info' else mtype}\n")
-    append, get, go = out.append, escaped.get, floatToGoString
+    append, get, go = out.append, escaped.get, go_float
     for sample in samples:
         labels = sample[1]
         if labels:
@@ -135,7 +163,7 @@ def render_rows(families: Iterable[tuple[MetricSpec, tuple[str, ...], list, Sequ
     needs escaping (a ``:``) goes to the library (the last item builds its object).  One chunk per family, so
     that the whole body need not be held twice (core/exposition.py deflates a large part as it comes)."""
     escaped: dict[str, str] = {}
-    get, go = escaped.get, floatToGoString
+    get, go = escaped.get, go_float
 
     def esc(value: str) -> str:
         text = get(value)
@@ -293,7 +321,7 @@ class Exposition:
                 if compress:
                     body = self._gzip([(body, False)])
             else:
-                parts = [(render_families(self._scheduler.self_metrics.collect(), openmetrics, eof=False), False)]
+                parts = [(self._scheduler.self_metrics.batch().render(openmetrics), False)]
                 parts += [self._render_part(name, openmetrics) for name in self._scheduler.states]
                 if openmetrics:
                     parts.append((_EOF, False))

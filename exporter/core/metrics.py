@@ -19,17 +19,15 @@ import math
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping, MutableSequence, NamedTuple
-
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    InfoMetricFamily,
-    Metric,
-)
-from prometheus_client.samples import Sample
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, MutableSequence, NamedTuple
 
 from .targets import TargetReports
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
+
+# prometheus_client's objects are built only when asked for (families(): tests, /advice, `collect-once`, a family
+# the fast rendering leaves to the library); its import, 1.3 MB resident, is not paid by a default start.
 
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -170,6 +168,8 @@ class StaticLabels:
         families = list(families)
         if not self:
             return families
+        from prometheus_client.samples import Sample
+
         make, common, targets = tuple.__new__, self.common, self.targets
         for family in families:
             if not self.by:
@@ -280,6 +280,8 @@ class MetricBatch:
 
     @staticmethod
     def _metric(fam: _Family) -> Metric:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+
         spec, labels = fam.spec, list(fam.labels)
         if spec.type == "counter":
             metric: Metric = CounterMetricFamily(spec.family_name, spec.help, labels=labels)

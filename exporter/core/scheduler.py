@@ -31,9 +31,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
-
-from prometheus_client.core import Metric
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from .collector import Collector
 from .deadline import BoundedCall, Overdue
@@ -41,6 +39,9 @@ from .exposition import Exposition
 from .metrics import MetricBatch, StaticLabels, static_labels_for
 from .secrets import scrub
 from .selfmetrics import SelfMetrics
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
 
 log = logging.getLogger("middleware_exporter.scheduler")
 

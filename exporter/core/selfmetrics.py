@@ -4,13 +4,14 @@ success; the build info, start time and ``process_*`` figures of the exporter.""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
-
-from prometheus_client import ProcessCollector
-from prometheus_client.core import Metric
+import os
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from . import buildinfo
 from .metrics import NAMESPACE, MetricBatch, MetricSpec, StaticLabels
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
 
 _C = ("collector",)
 _P = f"{NAMESPACE}_scrape_collector"
@@ -55,12 +56,83 @@ TLS_NOT_BEFORE = MetricSpec(f"{NAMESPACE}_exporter_tls_certificate_not_before_se
                             "Unix time from which the exporter's own TLS server certificate is valid.", ("file",),
                             "ssl_exporter: ssl_file_cert_not_before")
 
+# The exporter process's own figures, under the names and help texts of prometheus_client's ProcessCollector (what
+# every Python exporter has).  Read here rather than by the library's collector: importing prometheus_client costs
+# a default start 1.3 MB resident, and these are six numbers from /proc/self (issue 30, docs/footprint.md).
+_LIB = "prometheus_client: ProcessCollector, same name"
+PROCESS_VIRTUAL_MEMORY = MetricSpec("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", (),
+                                    _LIB)
+PROCESS_RESIDENT_MEMORY = MetricSpec("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", (),
+                                     _LIB)
+PROCESS_START_TIME = MetricSpec("process_start_time_seconds", "gauge",
+                                "Start time of the process since unix epoch in seconds.", (), _LIB)
+PROCESS_CPU = MetricSpec("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+                         (), _LIB)
+PROCESS_OPEN_FDS = MetricSpec("process_open_fds", "gauge", "Number of open file descriptors.", (), _LIB)
+PROCESS_MAX_FDS = MetricSpec("process_max_fds", "gauge", "Maximum number of open file descriptors.", (), _LIB)
+PROCESS_SPECS = [PROCESS_VIRTUAL_MEMORY, PROCESS_RESIDENT_MEMORY, PROCESS_START_TIME, PROCESS_CPU, PROCESS_OPEN_FDS,
+                 PROCESS_MAX_FDS]
+
 SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILURES, TARGET_UP, TARGET_LAST_SUCCESS,
-         TARGET_SOURCE_SUCCESS, BUILD_INFO, START_TIME, TLS_NOT_AFTER, TLS_NOT_BEFORE]
+         TARGET_SOURCE_SUCCESS, BUILD_INFO, START_TIME, TLS_NOT_AFTER, TLS_NOT_BEFORE, *PROCESS_SPECS]
+
+
+class ProcessFigures:
+    """This process's figures from /proc (``proc``: /proc/self, or a recorded tree): nothing where there is no
+    /proc/<pid>/stat (another platform), as the library's collector; each figure only where its file was read."""
+
+    def __init__(self, proc: str = "/proc", pid: str = "self") -> None:
+        self._proc = proc
+        self._pid = pid
+        self._ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        self._boot_time: float | None = None
+
+    def add(self, batch: MetricBatch) -> None:
+        base = f"{self._proc}/{self._pid}"
+        try:
+            with open(f"{base}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()  # fields[0] is stat's third field (state)
+        except (OSError, IndexError):
+            return
+        try:
+            PROCESS_VIRTUAL_MEMORY.add(batch, float(fields[20]))
+            PROCESS_RESIDENT_MEMORY.add(batch, float(fields[21]) * self._page)
+            boot = self._boot()
+            if boot is not None:
+                PROCESS_START_TIME.add(batch, float(fields[19]) / self._ticks + boot)
+            PROCESS_CPU.add(batch, float(fields[11]) / self._ticks + float(fields[12]) / self._ticks)
+        except (IndexError, ValueError):
+            return
+        try:
+            PROCESS_OPEN_FDS.add(batch, len(os.listdir(f"{base}/fd")))
+        except OSError:
+            pass
+        try:
+            with open(f"{base}/limits", encoding="ascii", errors="replace") as handle:
+                for line in handle:
+                    if line.startswith("Max open files"):
+                        PROCESS_MAX_FDS.add(batch, float(line.split()[3]))
+                        break
+        except (OSError, IndexError, ValueError):
+            pass
+
+    def _boot(self) -> float | None:
+        if self._boot_time is None:
+            try:
+                with open(f"{self._proc}/stat", "rb") as handle:
+                    for line in handle:
+                        if line.startswith(b"btime "):
+                            self._boot_time = float(line.split()[1])
+                            break
+            except (OSError, IndexError, ValueError):
+                return None
+        return self._boot_time
 
 
 class SelfMetrics:
-    """A prometheus_client collector over the scheduler's states (registered by the exposition)."""
+    """The exporter's own series over the scheduler's states: :meth:`batch` for the exposition (rendered as every
+    collector's batch is), :meth:`collect` as prometheus_client families."""
 
     def __init__(self, snapshot: Callable[[], list[tuple]], start_time: float,
                  static_labels: StaticLabels | None = None) -> None:
@@ -69,11 +141,14 @@ class SelfMetrics:
         # the exporter's configured labels on every series here (build info and process_* too: they select this
         # exporter's series as a whole), a target's own on its middleware_target_* series
         self._static = static_labels or None
-        self._process = ProcessCollector(registry=None)
+        self._process = ProcessFigures()
         # (file, not before, not after) of the server's TLS certificate (core/webconfig.py), set when serving TLS
         self.tls_certificate: Callable[[], tuple[str, float, float] | None] | None = None
 
     def collect(self) -> Iterable[Metric]:
+        return self.batch().families()
+
+    def batch(self) -> MetricBatch:
         batch = MetricBatch(SPECS, static_labels=self._static)
         for name, success, duration, last_success, series, runs, failures, settings, targets in self._snapshot():
             if success is None:
@@ -99,8 +174,5 @@ class SelfMetrics:
         if validity is not None:
             TLS_NOT_AFTER.add(batch, validity[2], file=validity[0])
             TLS_NOT_BEFORE.add(batch, validity[1], file=validity[0])
-        yield from batch.families()
-        if self._static is None:
-            yield from self._process.collect()
-        else:
-            yield from self._static.apply(self._process.collect())
+        self._process.add(batch)
+        return batch

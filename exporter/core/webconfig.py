@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import email.utils
 import functools
 import hashlib
 import hmac
@@ -36,6 +35,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ConfigError
+from .webgate import REALM, WebGate, _plain, http_date  # noqa: F401 - WebGate and its helpers moved to webgate.py
 
 log = logging.getLogger("middleware_exporter.web")
 
@@ -78,7 +78,6 @@ _GO_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 RELOAD_CHECK_SECONDS = 1.0
 # The basic-auth realm of every 401 (`middleware-exporter healthcheck` recognises the exporter's refusal by it).
-REALM = 'realm="middleware-exporter"'
 
 
 # --------------------------------------------------------------------------------------------- file format
@@ -712,88 +711,3 @@ class _TokenBucket:
             return True
         return False
 
-
-# ------------------------------------------------------------------------------------------------ ASGI gate
-
-
-class WebGate:
-    """ASGI middleware in front of every route: the in-flight request bound, then (with a web config) the
-    configured response headers, the rate limit and basic auth. ``open_paths`` answer without basic auth (only
-    when the operator says so, e.g. ``/healthz`` for a liveness probe).  ``date``: add the Date header to every
-    response (the server's own is off, so that it need not wake up every second to refresh it)."""
-
-    def __init__(self, app, live: LiveWebConfig | None = None, open_paths: frozenset[str] = frozenset(),
-                 max_requests: int = 64, date: bool = False) -> None:
-        self.app = app
-        self.date = date
-        self.live = live
-        self.open_paths = open_paths
-        self.max_requests = max_requests
-        self.in_flight = 0
-        self.refused = 0
-        self.auth = BasicAuth()
-        self.bucket = _TokenBucket()
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        config = self.live.current() if self.live is not None else None
-        extra = config.headers if config is not None else []
-        if self.date:
-            extra = [(b"date", http_date()), *extra]
-
-        async def send_with_headers(message) -> None:
-            if message["type"] == "http.response.start" and extra:
-                message = dict(message)
-                message["headers"] = list(message.get("headers", [])) + extra
-            await send(message)
-
-        if self.in_flight >= self.max_requests:
-            self.refused += 1
-            await _plain(send_with_headers, 503, "too many requests in progress\n", [(b"retry-after", b"1")])
-            return
-        self.in_flight += 1
-        try:
-            if config is not None:
-                if config.rate_interval > 0 and not self.bucket.allow(config.rate_interval, config.rate_burst):
-                    await _plain(send_with_headers, 429, "Too Many Requests\n")
-                    return
-                if config.users and scope.get("path") not in self.open_paths:
-                    authorization = None
-                    for name, value in scope.get("headers", []):
-                        if name == b"authorization":
-                            authorization = value.decode("latin-1")
-                    ok = await self.auth.check(config.users, authorization)
-                    if ok is None:
-                        await _plain(send_with_headers, 503, "authentication busy\n", [(b"retry-after", b"1")])
-                        return
-                    if not ok:
-                        await _plain(send_with_headers, 401, "Unauthorized\n",
-                                     [(b"www-authenticate", f"Basic {REALM}".encode())])
-                        return
-            await self.app(scope, receive, send_with_headers)
-        finally:
-            self.in_flight -= 1
-
-
-_date_cache: tuple[int, bytes] = (-1, b"")
-
-
-def http_date(now: float | None = None) -> bytes:
-    """The Date header's value (RFC 9110's IMF-fixdate) for ``now`` (default: the wall clock), formatted once per
-    second."""
-    global _date_cache
-    second = int(time.time() if now is None else now)
-    cached = _date_cache
-    if cached[0] != second:
-        cached = _date_cache = (second, email.utils.formatdate(second, usegmt=True).encode())
-    return cached[1]
-
-
-async def _plain(send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = text.encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
-    await send({"type": "http.response.body", "body": body})

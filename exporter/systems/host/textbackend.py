@@ -18,14 +18,17 @@ from __future__ import annotations
 import os
 import re
 import threading
+from typing import TYPE_CHECKING
 
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.sources import SourceMetrics
 from ...core.targets import local_target
 from ...core.textlines import first_line
-from . import textparse
 from .settings import TextSettings  # noqa: F401 (moved; re-exported)
+
+if TYPE_CHECKING:
+    from . import textparse
 
 P = f"{NAMESPACE}_host"
 TOOLS = ("sar", "iostat", "vmstat")  # also the order in which a figure printed by two tools is taken
@@ -63,6 +66,14 @@ DISK_QUEUE = _g("disk_queue_length", "Average requests queued or in service (tex
                 "iostat aqu-sz; recorded as instance_device:middleware_host_disk_queue_size:avg5m")
 PLATFORM = _g("text_platform", "1 for the platform and release the text back-end recognised in the output.",
               ("target", "platform", "release"))
+def _textparse():
+    """The parsers, imported with the text back-end's first run: the collector declares this module's metrics
+    (SPECS) whatever its back-end, and a host read from /proc never needs the parsers (docs/footprint.md)."""
+    from . import textparse
+
+    return textparse
+
+
 SOURCES = SourceMetrics.declare(f"{P}_text", "1 if the command is configured (sources sar, vmstat, iostat).")
 SPECS = [CPU_MODE_RATIO, PAGE_SCANS_PER_SECOND, DISK_SERVICE_TIME, DISK_AWAIT, DISK_UTIL, DISK_TRANSFERS,
          DISK_QUEUE, PLATFORM, *SOURCES.specs()]
@@ -129,9 +140,10 @@ class TextHost:
             SOURCES.success.add(batch, 0 if error else 1, source=tool)
             duration = outcome.duration if isinstance(outcome, CommandResult) else self.settings.command_timeout
             SOURCES.duration.add(batch, duration, source=tool)
-        self._emit(batch, textparse.merge(readings))
+        self._emit(batch, _textparse().merge(readings))
 
     def _read(self, tool: str, outcome: object, platform: str | None) -> tuple[textparse.Reading, str | None]:
+        textparse = _textparse()
         empty = textparse.Reading()
         if isinstance(outcome, CommandError):
             return empty, str(outcome)
