@@ -331,6 +331,11 @@ def _entry_from_stat(pid: int, path: str) -> ProcessEntry | None:
     return ProcessEntry(pid, raw[open_paren + 1:close_paren].decode("utf-8", "replace"), path, raw)
 
 
+def _comm_text(raw: bytes) -> str:
+    """/proc/<pid>/comm's bytes as the name (the kernel ends it with a newline; not UTF-8 is replaced)."""
+    return (raw[:-1] if raw.endswith(b"\n") else raw).decode("utf-8", "replace")
+
+
 def walk_processes(root: str, names: dict[int, str] | None = None,
                    counts: list[int] | None = None) -> list[ProcessEntry]:
     """Every process under ``root`` with its name (/proc/<pid>/comm), every name read again: an exec keeps the pid
@@ -358,9 +363,7 @@ def walk_processes(root: str, names: dict[int, str] | None = None,
             continue
         except OSError:
             continue
-        if comm.endswith(b"\n"):
-            comm = comm[:-1]
-        comm_text = comm.decode("utf-8", "replace")
+        comm_text = _comm_text(comm)
         current[pid] = comm_text
         entries.append(ProcessEntry(pid, comm_text, path))
     if names is not None:
@@ -388,7 +391,7 @@ def update_processes(root: str, names: dict[int, str], changed: set[int], exited
         except OSError:
             names.pop(pid, None)  # gone since the event (the connector needs a kernel that has comm)
             continue
-        names[pid] = comm[:-1].decode("utf-8", "replace") if comm.endswith(b"\n") else comm.decode("utf-8", "replace")
+        names[pid] = _comm_text(comm)
     if counts is not None:
         counts[0] += len(changed)
     return [ProcessEntry(pid, names[pid], f"{prefix}{pid}") for pid in sorted(names)]
