@@ -200,14 +200,21 @@ def _voluntary_switches(pid: int) -> dict[int, int]:
 def test_exporter_at_rest_wakes_up_no_thread(start_exporter):
     """An exporter nobody scrapes does not wake up at all: no collector loop, and no web server tick (uvicorn
     polled for shutdown every 0.1 s, and the tick of once a second that replaced it cost 0.35 ms of CPU per second
-    at rest: issue 30).  Counted, not timed: a thread's voluntary context switches grow each time it wakes."""
+    at rest: issue 30).  Counted, not timed: a thread's voluntary context switches grow each time it wakes.  A
+    window of 3 s in which no thread woke must come within five (the first may still see the start-up's last
+    work on a loaded machine); before, the tick woke the main thread in every one."""
     exporter = start_exporter()
-    time.sleep(1.0)  # the start-up collections and the process events check end
-    before = _voluntary_switches(exporter.proc.pid)
-    time.sleep(4.0)
-    after = _voluntary_switches(exporter.proc.pid)
-    woke = {tid: after[tid] - count for tid, count in before.items() if tid in after and after[tid] > count}
-    assert woke == {}, f"threads that woke up at rest (thread id: times): {woke}"
+    windows = []
+    for _ in range(5):
+        before = _voluntary_switches(exporter.proc.pid)
+        time.sleep(3.0)
+        after = _voluntary_switches(exporter.proc.pid)
+        woke = {tid: after[tid] - count for tid, count in before.items() if tid in after and after[tid] > count}
+        if not woke:
+            break
+        windows.append(woke)
+    else:
+        raise AssertionError(f"threads woke up at rest in every window (thread id: times): {windows}")
 
 
 def test_responses_carry_a_date_header(start_exporter):

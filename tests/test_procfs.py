@@ -433,3 +433,37 @@ def test_physical_cores_are_counted_again_only_when_the_cpu_count_changes(tmp_pa
     stat.write_text("".join(line for line in stat.read_text().splitlines(keepends=True)
                             if not line.startswith("cpu3 ")))  # CPU 3 went offline
     assert cores() == 1  # counted again: cpu0 and cpu2 are the two threads of core 0
+
+
+def test_kernel_parameters_are_read_again_every_five_minutes_and_file_handles_every_pass(tmp_path):
+    """Ten sysctl reads (shmmax, sem, ...) were the largest part of a host pass, for tunables that change when an
+    administrator runs sysctl (issue 30).  They are read again once 300 s have passed; fs.file-nr, a live count,
+    on every pass.  The clock is the test's."""
+    import shutil
+
+    from exporter.core.collector import Context
+    from exporter.core.metrics import MetricBatch
+    from exporter.systems.host.collector import HostCollector
+
+    tree = tmp_path / "host1"
+    shutil.copytree(FIXTURES / "host1", tree)
+    collector = HostCollector(HostCollector.Settings(backend="procfs"),
+                              Context(procfs=str(tree / "proc"), sysfs=str(tree / "sys")))
+    now = [1000.0]
+    collector.clock = lambda: now[0]
+
+    def figures() -> tuple[float | None, float | None]:
+        batch = MetricBatch(collector.specs())
+        collector.collect(batch)
+        values = {(s.name, s.labels.get("parameter")): s.value for f in batch.families() for s in f.samples}
+        return (values.get(("middleware_host_kernel_parameter", "kernel.shmmni")),
+                values.get(("middleware_host_file_handles_allocated", None)))
+
+    assert figures() == (4096, 12832)
+    (tree / "proc" / "sys" / "kernel" / "shmmni").write_text("8192\n")
+    nr = tree / "proc" / "sys" / "fs" / "file-nr"
+    nr.write_text(nr.read_text().replace("12832", "13000", 1))
+    now[0] += 299.0
+    assert figures() == (4096, 13000)  # the tunable as read before; the live count new
+    now[0] += 1.0
+    assert figures() == (8192, 13000)

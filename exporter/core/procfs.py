@@ -375,12 +375,17 @@ def walk_processes(root: str, names: dict[int, str] | None = None,
 
 
 def update_processes(root: str, names: dict[int, str], changed: set[int], exited: set[int],
-                     counts: list[int] | None = None) -> list[ProcessEntry]:
+                     counts: list[int] | None = None,
+                     kept: dict[int, ProcessEntry] | None = None) -> list[ProcessEntry]:
     """The last walk's processes (``names``, refilled) brought up to date from the process events alone, without
     listing ``root``: a process one of whose threads ended is kept only while its /proc/<pid> is still there (its
     main thread may have ended before the others), and the name of every pid that forked, exec'd or renamed is read
     (a pid gone meanwhile is left out).  Listing /proc is the kernel walking every task: about 3 ms at 2,000
-    processes, most of a pass (issue 30).  ``counts[0]`` grows by the names read."""
+    processes, most of a pass (issue 30).  ``counts[0]`` grows by the names read.
+
+    ``kept``, the last pass's entries by pid (refilled), lets an entry nothing has read from (most processes: no
+    group watches them) serve again instead of a new object per process and pass; an entry whose stat, command
+    line or status was read, or whose process changed, is made anew."""
     prefix = os.path.join(root, "")
     for pid in exited:
         if pid in names and pid not in changed and not os.path.exists(prefix + str(pid)):
@@ -394,7 +399,20 @@ def update_processes(root: str, names: dict[int, str], changed: set[int], exited
         names[pid] = _comm_text(comm)
     if counts is not None:
         counts[0] += len(changed)
-    return [ProcessEntry(pid, names[pid], f"{prefix}{pid}") for pid in sorted(names)]
+    if kept is None:
+        return [ProcessEntry(pid, names[pid], f"{prefix}{pid}") for pid in sorted(names)]
+    entries = []
+    unset = _UNSET
+    for pid in sorted(names):
+        entry = kept.get(pid)
+        if (entry is None or pid in changed or entry._stat is not unset or entry._cmdline is not unset
+                or entry._status is not unset):
+            entry = kept[pid] = ProcessEntry(pid, names[pid], f"{prefix}{pid}")
+        entries.append(entry)
+    if len(kept) > len(entries):
+        for pid in [pid for pid in kept if pid not in names]:
+            del kept[pid]
+    return entries
 
 
 FULL_PASS_SECONDS = 600.0  # with the events connector, every name is read again at least this often anyway
@@ -429,6 +447,7 @@ class ProcessTable:
         self.events = None  # a procevents.ProcEvents once listen_to_events() has started one
         self.events_error: str | None = None  # why it could not be started
         self._names: dict[int, str] = {}
+        self._kept: dict[int, ProcessEntry] = {}  # the entries update_processes may hand out again
         self._full_at: float | None = None
 
     def listen_to_events(self) -> bool:
@@ -487,5 +506,6 @@ class ProcessTable:
         if changes is None:
             self.full_walks += 1
             self._full_at = now
+            self._kept.clear()
             return walk_processes(self.root, self._names, self.name_reads)
-        return update_processes(self.root, self._names, *changes, counts=self.name_reads)
+        return update_processes(self.root, self._names, *changes, counts=self.name_reads, kept=self._kept)

@@ -14,6 +14,7 @@ import glob
 import os
 import re
 import sys
+import time
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
@@ -137,6 +138,9 @@ SPECS = [
 ]
 
 
+# Tunables, not figures: read again at most this often (ten sysctl reads were the largest part of a pass; a change
+# made with sysctl shows within five minutes).  fs.file-nr, a live count, is read on every pass.
+KERNEL_PARAMETERS_SECONDS = 300.0
 KERNEL_PARAMETERS = [
     ("kernel.shmmax", ("kernel", "shmmax")),
     ("kernel.shmall", ("kernel", "shmall")),
@@ -158,6 +162,7 @@ class HostCollector(Collector):
     name = "host"
     description = DESCRIPTION
     Settings = HostSettings
+    clock = staticmethod(time.monotonic)  # when the kernel parameters were read (tests set their own)
 
     def __init__(self, settings: HostSettings, context: Context) -> None:
         super().__init__(settings, context)
@@ -166,6 +171,7 @@ class HostCollector(Collector):
         self._psutil = None  # the psutil back-end, once chosen
         self._text = TextHost(settings.text, self._disk_exclude) if settings.backend == "text" else None
         self._cores: tuple[int, int] | None = None  # (CPUs in /proc/stat, physical cores) of the last count
+        self._parameters: tuple[float, list[tuple[str, int]]] | None = None  # (when read, the kernel parameters)
 
     @property
     def backend(self) -> str:
@@ -216,15 +222,21 @@ class HostCollector(Collector):
             except (OSError, ValueError):
                 return None  # not there (another platform, a restricted container): not guessed
 
-        for parameter, parts in KERNEL_PARAMETERS:
-            values = read(*parts)
-            if values and len(values) == 1:
-                KERNEL_PARAMETER.add(batch, values[0], parameter=parameter)
-        sem = read("kernel", "sem")
-        if sem and len(sem) == 4:
-            for name, value in zip(("semmsl", "semmns", "semopm", "semmni"), sem, strict=True):
-                KERNEL_PARAMETER.add(batch, value, parameter=f"kernel.sem.{name}")
-        file_nr = read("fs", "file-nr")
+        now = self.clock()
+        if self._parameters is None or now - self._parameters[0] >= KERNEL_PARAMETERS_SECONDS:
+            found: list[tuple[str, int]] = []
+            for parameter, parts in KERNEL_PARAMETERS:
+                values = read(*parts)
+                if values and len(values) == 1:
+                    found.append((parameter, values[0]))
+            sem = read("kernel", "sem")
+            if sem and len(sem) == 4:
+                found += [(f"kernel.sem.{name}", value)
+                          for name, value in zip(("semmsl", "semmns", "semopm", "semmni"), sem, strict=True)]
+            self._parameters = (now, found)
+        for parameter, value in self._parameters[1]:
+            KERNEL_PARAMETER.add(batch, value, parameter=parameter)
+        file_nr = read("fs", "file-nr")  # a live figure: read on every pass
         if file_nr:
             FILE_HANDLES_ALLOCATED.add(batch, file_nr[0])
 
