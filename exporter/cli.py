@@ -600,12 +600,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     if guard.cap < limits.max_connections:
         log.warning("msg=%s requested=%d open_file_limit=%s", json.dumps("--web.max-connections lowered to fit the "
                     f"open-file limit: {guard.cap}"), limits.max_connections, open_file_limit())
-    if all(state.collector.reads_only_kernel_files for state in scheduler.states.values()):
-        runner.arm_guards()  # set up before the first command, if one ever runs (a default start runs none)
-    else:
-        guards = runner.guard_process()
-        log.debug("msg=%s %s", json.dumps("command guards"),
-                  " ".join(f"{k}={str(v).lower()}" for k, v in guards.items()))
+    guards = runner.guard_process()
+    log.debug("msg=%s %s", json.dumps("command guards"), " ".join(f"{k}={str(v).lower()}" for k, v in guards.items()))
     stopper.catch_signals()
     scheduler.start()
     server_cls = guarded_server(_QuietServer if quiet else uvicorn.Server, guard)

@@ -5,7 +5,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -347,30 +346,3 @@ def test_ssh_masters_are_kept_up_to_a_bound_and_other_escapees_killed(tmp_path):
         assert all(gone(pid) for pid in pids), [pid for pid in pids if alive(pid)]
     finally:
         _kill_leftovers(pids, group=True)
-
-
-def test_armed_guards_are_set_up_just_before_the_first_command():
-    """A serving exporter whose collectors only read /proc arms the guards instead of setting them up at start
-    (ctypes, 0.3 MB resident, and the watchdog process are then never paid by a start that runs no command, issue
-    30); the first command still runs with them: ctypes loaded, the subreaper set, the watchdog running."""
-    program = ("import sys\n"
-               "from exporter.core import runner\n"
-               "runner.arm_guards()\n"
-               "print('ctypes' in sys.modules, runner._registry.watchdog is not None)\n"
-               "runner.run_command(['true'], timeout=10)\n"
-               "print('ctypes' in sys.modules, runner._registry.watchdog is not None, runner._guards['subreaper'])\n"
-               "runner.shutdown()\n")
-    result = _python(program, timeout=60)
-    assert result.returncode == 0, result.stderr
-    before, after = result.stdout.splitlines()
-    assert before == "False False"
-    assert after.startswith("True True")  # the subreaper itself: True where the kernel has it (Linux 3.4)
-
-
-def test_a_serving_exporter_that_runs_no_command_never_loads_ctypes(start_exporter):
-    """The default start (host, file systems, NFS statistics and processes from /proc) runs no command: ctypes'
-    shared library is not mapped into the process (before: guard_process loaded it at every start)."""
-    exporter = start_exporter()
-    assert exporter.get("/metrics")[0] == 200
-    maps = Path(f"/proc/{exporter.proc.pid}/maps").read_text()
-    assert "_ctypes" not in maps and "libffi" not in maps

@@ -38,10 +38,6 @@ class Collector:
     # configured labels go on those series.  None: the collector has one target or none, and its configured labels
     # go on all its series (core.metrics.static_labels_for).
     target_label: ClassVar[str | None] = None
-    # True for a collector that only reads files the kernel serves (/proc, /sys): it runs no command and parses no
-    # large answer from elsewhere, so a start with nothing else sets up the command guards (core.runner) only when a
-    # command first runs, if ever (docs/footprint.md).
-    reads_only_kernel_files: bool = False
 
     def __init__(self, settings: CollectorSettings, context: Context) -> None:
         self.settings = settings

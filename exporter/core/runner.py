@@ -346,7 +346,6 @@ def run_command(
             raise CommandTimeout(f"{name}: not started: the deadline of its run has passed")
         if remaining is not None and remaining < limit:
             limit, by_scope = remaining, True
-    _guard_before_first_command()
     started = time.monotonic()
     try:
         proc = _registry.spawn(argv, env, input_text is not None)
@@ -514,28 +513,6 @@ def shutdown(grace: float = STOP_GRACE, final: bool = True) -> int:
     if watchdog is not None:
         watchdog.close()  # its goodbye: nothing left for it to kill
     return len(procs)
-
-
-_guards_lock = threading.Lock()
-_armed: list[bool] = []  # [watchdog] once arm_guards() was called
-_guards: dict[str, bool] | None = None
-
-
-def arm_guards(watchdog: bool = True) -> None:
-    """The serving exporter whose collectors only read kernel files: :func:`guard_process` runs just before the
-    first command instead of at start, so a start that never runs one never loads ctypes (0.3 MB resident) nor
-    starts the watchdog process (docs/footprint.md)."""
-    _armed[:] = [watchdog]
-
-
-def _guard_before_first_command() -> None:
-    global _guards
-    if not _armed or _guards is not None:
-        return
-    with _guards_lock:
-        if _guards is None:
-            _guards = guard_process(_armed[0])
-            log.debug("msg=%r %s", "command guards", " ".join(f"{k}={str(v).lower()}" for k, v in _guards.items()))
 
 
 def guard_process(watchdog: bool = True) -> dict[str, bool]:

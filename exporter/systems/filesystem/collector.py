@@ -89,7 +89,6 @@ class FilesystemCollector(Collector):
         from .statfs import StatfsProber
 
         self.backend = choose_backend(settings.backend, context.procfs)
-        self.reads_only_kernel_files = self.backend != "text"  # the text back-end runs df or bdf (core.collector)
         self.prober = StatfsProber(self.name, _statfs_function())
         self._text = None
         if self.backend == "text":

@@ -178,10 +178,6 @@ class HostCollector(Collector):
         """``procfs``, ``psutil`` or ``text``: the back-end this collector reads with."""
         return choose_backend(self.settings.backend, self.context.procfs)
 
-    @property
-    def reads_only_kernel_files(self) -> bool:  # type: ignore[override]
-        return self.settings.backend != "text"  # the text back-end runs sar, vmstat and iostat (core.collector)
-
     def specs(self) -> list[MetricSpec]:
         return SPECS + TEXT_SPECS
 

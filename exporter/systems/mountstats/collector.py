@@ -128,7 +128,6 @@ class MountstatsCollector(Collector):
     name = "mountstats"
     description = DESCRIPTION
     Settings = MountstatsSettings
-    reads_only_kernel_files = True  # /proc only (core.collector)
 
     def __init__(self, settings: MountstatsSettings, context: Context) -> None:
         super().__init__(settings, context)

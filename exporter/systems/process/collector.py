@@ -118,7 +118,6 @@ class ProcessCollector(Collector):
     name = "process"
     description = DESCRIPTION
     Settings = ProcessSettings
-    reads_only_kernel_files = True  # /proc only (core.collector)
 
     def __init__(self, settings: ProcessSettings, context: Context) -> None:
         super().__init__(settings, context)
