@@ -139,6 +139,7 @@ class ProcStat:
     rss_pages: int
     minflt: int = 0  # minor page faults (field 10)
     majflt: int = 0  # major page faults (field 12)
+    vsize: int = 0  # virtual memory size in bytes (field 23)
 
 
 def parse_pid_stat(text: str) -> ProcStat:
@@ -160,7 +161,17 @@ def parse_pid_stat(text: str) -> ProcStat:
         rss_pages=parse_int(rest[21]),
         minflt=parse_int(rest[7]),
         majflt=parse_int(rest[9]),
+        vsize=parse_int(rest[20]),
     )
+
+
+def boot_time(procfs: str) -> float:
+    """Unix time the host booted: the ``btime`` line of <procfs>/stat, a kernel integer (never inf or nan from a
+    garbled line); ValueError without one, OSError when the file cannot be read."""
+    for line in read_text(os.path.join(procfs, "stat")).splitlines():
+        if line.startswith("btime "):
+            return float(parse_int(line.split()[1]))
+    raise ValueError("no btime line in /proc/stat")
 
 
 def parse_pid_io(text: str) -> tuple[int, int]:
@@ -375,8 +386,7 @@ def walk_processes(root: str, names: dict[int, str] | None = None,
 
 
 def update_processes(root: str, names: dict[int, str], changed: set[int], exited: set[int],
-                     counts: list[int] | None = None,
-                     kept: dict[int, ProcessEntry] | None = None) -> list[ProcessEntry]:
+                     kept: dict[int, ProcessEntry], counts: list[int] | None = None) -> list[ProcessEntry]:
     """The last walk's processes (``names``, refilled) brought up to date from the process events alone, without
     listing ``root``: a process one of whose threads ended is kept only while its /proc/<pid> is still there (its
     main thread may have ended before the others), and the name of every pid that forked, exec'd or renamed is read
@@ -399,8 +409,6 @@ def update_processes(root: str, names: dict[int, str], changed: set[int], exited
         names[pid] = _comm_text(comm)
     if counts is not None:
         counts[0] += len(changed)
-    if kept is None:
-        return [ProcessEntry(pid, names[pid], f"{prefix}{pid}") for pid in sorted(names)]
     entries = []
     unset = _UNSET
     for pid in sorted(names):
@@ -508,4 +516,4 @@ class ProcessTable:
             self._full_at = now
             self._kept.clear()
             return walk_processes(self.root, self._names, self.name_reads)
-        return update_processes(self.root, self._names, *changes, counts=self.name_reads, kept=self._kept)
+        return update_processes(self.root, self._names, *changes, self._kept, self.name_reads)

@@ -4,11 +4,12 @@ success; the build info, start time and ``process_*`` figures of the exporter.""
 
 from __future__ import annotations
 
-import os
+import math
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from . import buildinfo
 from .metrics import NAMESPACE, MetricBatch, MetricSpec, StaticLabels
+from .procfs import PAGE_SIZE, USER_HZ, ProcessEntry, boot_time
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric
@@ -78,54 +79,38 @@ SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILU
 
 
 class ProcessFigures:
-    """This process's figures from /proc (``proc``: /proc/self, or a recorded tree): nothing where there is no
-    /proc/<pid>/stat (another platform), as the library's collector; each figure only where its file was read."""
+    """This process's figures from /proc (``proc``: /proc/self, or a recorded tree), read as the process collector
+    reads a process (``core.procfs``): nothing where /proc/<pid>/stat cannot be read (another platform), as the
+    library's collector; each other figure only where its file was read."""
 
     def __init__(self, proc: str = "/proc", pid: str = "self") -> None:
         self._proc = proc
-        self._pid = pid
-        self._ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        self._path = f"{proc}/{pid}"
         self._boot_time: float | None = None
 
     def add(self, batch: MetricBatch) -> None:
-        base = f"{self._proc}/{self._pid}"
-        try:
-            with open(f"{base}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()  # fields[0] is stat's third field (state)
-        except (OSError, IndexError):
+        entry = ProcessEntry(0, "", self._path)  # a new entry each time: an entry keeps what it has read
+        stat = entry.stat()
+        if stat is None:
             return
-        try:
-            PROCESS_VIRTUAL_MEMORY.add(batch, float(fields[20]))
-            PROCESS_RESIDENT_MEMORY.add(batch, float(fields[21]) * self._page)
-            boot = self._boot()
-            if boot is not None:
-                PROCESS_START_TIME.add(batch, float(fields[19]) / self._ticks + boot)
-            PROCESS_CPU.add(batch, float(fields[11]) / self._ticks + float(fields[12]) / self._ticks)
-        except (IndexError, ValueError):
-            return
-        try:
-            PROCESS_OPEN_FDS.add(batch, len(os.listdir(f"{base}/fd")))
-        except OSError:
-            pass
-        try:
-            with open(f"{base}/limits", encoding="ascii", errors="replace") as handle:
-                for line in handle:
-                    if line.startswith("Max open files"):
-                        PROCESS_MAX_FDS.add(batch, float(line.split()[3]))
-                        break
-        except (OSError, IndexError, ValueError):
-            pass
+        PROCESS_VIRTUAL_MEMORY.add(batch, stat.vsize)
+        PROCESS_RESIDENT_MEMORY.add(batch, stat.rss_pages * PAGE_SIZE)
+        boot = self._boot()
+        if boot is not None:
+            PROCESS_START_TIME.add(batch, stat.starttime / USER_HZ + boot)
+        PROCESS_CPU.add(batch, stat.utime / USER_HZ + stat.stime / USER_HZ)
+        fds = entry.open_fds()
+        if fds is not None:
+            PROCESS_OPEN_FDS.add(batch, fds)
+        limit = entry.fd_limit()
+        if limit is not None and limit != math.inf:  # "unlimited": no number, as the library gives none
+            PROCESS_MAX_FDS.add(batch, limit)
 
     def _boot(self) -> float | None:
         if self._boot_time is None:
             try:
-                with open(f"{self._proc}/stat", "rb") as handle:
-                    for line in handle:
-                        if line.startswith(b"btime "):
-                            self._boot_time = float(line.split()[1])
-                            break
-            except (OSError, IndexError, ValueError):
+                self._boot_time = boot_time(self._proc)
+            except (OSError, ValueError):
                 return None
         return self._boot_time
 

@@ -17,7 +17,14 @@ import sys
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, ProcessTable, choose_backend, parse_int, read_text
+from ...core.procfs import (
+    PAGE_SIZE,
+    USER_HZ,
+    ProcessEntry,
+    ProcessTable,
+    boot_time,
+    choose_backend,
+)
 from .settings import (  # noqa: F401 (moved; re-exported)
     COMM_MAX,
     DEFAULT_GROUPS,
@@ -234,10 +241,7 @@ class ProcessCollector(Collector):
             from ...core.psutil_procs import STARTTIME_ORIGIN
 
             return STARTTIME_ORIGIN  # psutil entries count their start from the epoch, not from boot
-        for line in read_text(os.path.join(self.context.procfs, "stat")).splitlines():
-            if line.startswith("btime "):
-                return float(parse_int(line.split()[1]))  # never inf or nan from a garbled line
-        raise ValueError("no btime line in /proc/stat")
+        return boot_time(self.context.procfs)
 
     def _table(self) -> ProcessTable:
         """The shared table, unless `backend` forces another one than it walks with: then a table of our own."""
