@@ -27,7 +27,8 @@ from cryptography import x509
 
 from exporter.core import webconfig
 from exporter.core.config import ConfigError
-from exporter.core.webconfig import BasicAuth, WebGate, load_web_config
+from exporter.core.webconfig import BasicAuth, load_web_config
+from exporter.core.webgate import WebGate
 
 from .conftest import FIXTURES, REPO, free_port, http_get, require_binary, stop_process
 from .fakes.guessers import basic, flood

@@ -27,7 +27,8 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from .webconfig import REALM, TLS_VERSIONS, WebConfig
+from .webconfig import TLS_VERSIONS, WebConfig
+from .webgate import REALM
 
 PROC = Path("/proc")
 # The gate's answers that prove the server is serving although /healthz itself was not run.

@@ -168,17 +168,21 @@ class ProcEvents:
                 self._drain()
             if not self.connected or self._full:
                 self._full = not self.connected
-                self._dirty, self._exited = set(), set()
+                self._drop_pending()
                 return None
             dirty, self._dirty = self._dirty, set()
             exited, self._exited = self._exited, set()
             return dirty, exited
 
+    def _drop_pending(self) -> None:
+        """Forget the pids noted since the last pass (a full pass reads every name anyway); the lock is held."""
+        self._dirty, self._exited = set(), set()
+
     def force_full(self) -> None:
         """The next take() answers None (the periodic full pass)."""
         with self._lock:
             self._full = True
-            self._dirty, self._exited = set(), set()
+            self._drop_pending()
 
     # ---- the socket ------------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -242,7 +246,7 @@ class ProcEvents:
                 if exc.errno == errno.ENOBUFS:  # the kernel dropped events: this pass reads every name
                     self.overflows += 1
                     self._full = True
-                    self._dirty, self._exited = set(), set()
+                    self._drop_pending()
                     continue
                 self.connected = False
                 self.error = f"process events socket failed: {exc}"
@@ -263,7 +267,7 @@ class ProcEvents:
         if len(self._dirty) > self.max_dirty or len(self._exited) > self.max_dirty:
             self.overflows += 1
             self._full = True
-            self._dirty, self._exited = set(), set()
+            self._drop_pending()
 
     def _event(self, data: bytes, at: int) -> None:
         what = _WHAT.unpack_from(data, at + _EVENT_AT)[0]

@@ -35,7 +35,6 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ConfigError
-from .webgate import REALM, WebGate, _plain, http_date  # noqa: F401 - WebGate and its helpers moved to webgate.py
 
 log = logging.getLogger("middleware_exporter.web")
 
