@@ -55,21 +55,17 @@ class Registered:
         return _import(self.path)  # tests/test_footprint.py: matches this entry
 
 
-def _system(package: Any, settings: str, cls: str, module: str = "settings") -> Registered:
-    return Registered(package.NAME, package.DESCRIPTION, f"{package.__name__}.{module}:{settings}",
-                      f"{package.__name__}.collector:{cls}")
+def _system(names: Any, settings: str, cls: str, module: str = "settings") -> Registered:
+    """``names``: the module that holds NAME and DESCRIPTION: the system's package (a collector that is off by
+    default), or its settings module (one that is on: that module is imported at start anyway)."""
+    package = names.__name__ if hasattr(names, "__path__") else names.__name__.rpartition(".")[0]
+    return Registered(names.NAME, names.DESCRIPTION, f"{package}.{module}:{settings}", f"{package}.collector:{cls}")
 
 
-def _on(module: Any, cls: str) -> Registered:  # on by default: its settings module is imported at start anyway
-    package = importlib.import_module(module.__name__.rsplit(".", 1)[0])
-    return Registered(module.NAME, module.DESCRIPTION, f"{module.__name__}:{cls.replace('Collector', 'Settings')}",
-                      f"{package.__name__}.collector:{cls}")
-
-
-HOST = _on(host_settings, "HostCollector")
-FILESYSTEM = _on(filesystem_settings, "FilesystemCollector")
-MOUNTSTATS = _on(mountstats_settings, "MountstatsCollector")
-PROCESS = _on(process_settings, "ProcessCollector")
+HOST = _system(host_settings, "HostSettings", "HostCollector")
+FILESYSTEM = _system(filesystem_settings, "FilesystemSettings", "FilesystemCollector")
+MOUNTSTATS = _system(mountstats_settings, "MountstatsSettings", "MountstatsCollector")
+PROCESS = _system(process_settings, "ProcessSettings", "ProcessCollector")
 HPOM = _system(hpom, "HpomSettings", "HpomCollector")
 ORACLE = _system(oracle, "OracleCollectorSettings", "OracleCollector")
 IBMMQ = _system(ibmmq, "IbmmqSettings", "IbmmqCollector", module="collector")  # its settings live in collector.py
