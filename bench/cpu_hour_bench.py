@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -40,6 +41,17 @@ def cpu_seconds_with_children(pid: int) -> float:
         text = handle.read().decode("ascii", "replace")
     fields = text[text.rindex(")") + 2:].split()  # fields[0] is field 3 (state); utime is field 14
     return sum(int(value) for value in fields[11:15]) / CLK_TCK
+
+
+RUNS_RE = re.compile(rb'^middleware_scrape_collector_runs_total\{collector="([^"]+)"\} ([0-9.e+]+)$', re.M)
+
+
+def collector_runs(target: Target) -> dict[str, int]:
+    """Runs started per collector, from one plain scrape of our exporter (taken outside the measured window)."""
+    response, body = target.get("/metrics")
+    if response.status != 200:
+        raise RuntimeError(f"{target.name}: /metrics answered {response.status}")
+    return {name.decode(): int(float(value)) for name, value in RUNS_RE.findall(body)}
 
 
 CGROUP_ROOTS = ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup")
@@ -169,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(args.idle_seconds)
             elapsed = time.monotonic() - started
             idle = {t.name: 1000 * (meters[t.name].seconds() - before[t.name]) / elapsed for t in targets}
+        runs_before = collector_runs(targets[0])
         before = {t.name: meters[t.name].seconds() for t in targets}
         started = time.monotonic()
         scrapes = 0
@@ -184,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(max(0.0, started + args.duration - time.monotonic()))
         elapsed = time.monotonic() - started
         spent = {t.name: meters[t.name].seconds() - before[t.name] for t in targets}
+        runs_after = collector_runs(targets[0])
         processes = process_count()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -212,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         seconds = spent[target.name]
         print(f"{target.name:<22}{per_hour[target.name]:>12.2f}{1000 * seconds / elapsed:>9.3f}"
               f"{1000 * seconds / scrapes:>11.2f}" + (f"{idle[target.name]:>11.3f}" if idle else ""))
+    # what our exporter did in the window, so that two runs of one tree can be compared (a run with more
+    # collections than scrapes spent CPU on snapshots nobody read)
+    runs = {name: runs_after.get(name, 0) - count for name, count in sorted(runs_before.items())}
+    print("collections in the scraped window: " + ", ".join(f"{name} {count}" for name, count in runs.items()))
     ratio = ours / node if node else float("inf")
     print(f"ratio ours/node_exporter: CPU per hour {ratio:.2f}x"
           + (f", idle {idle['middleware-exporter']:.3f} vs {idle['node_exporter']:.3f} ms/s" if idle else ""))

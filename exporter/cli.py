@@ -168,6 +168,11 @@ def _web_flags(parser: argparse.ArgumentParser) -> None:
                         default=defaults.request_timeout,
                         help="Seconds to answer a request, writing to a slow reader included (default "
                              f"{defaults.request_timeout:g}).")
+    parser.add_argument("--web.idle-timeout", dest="web_idle_timeout", type=float, metavar="SECONDS",
+                        default=defaults.idle_timeout,
+                        help="Seconds a kept-alive connection may wait for its next request (default "
+                             f"{defaults.idle_timeout:g}: longer than Prometheus keeps an idle connection, so that "
+                             "it scrapes over one connection).")
     parser.add_argument("--web.max-header-bytes", dest="web_max_header_bytes", type=int, metavar="BYTES",
                         default=defaults.max_header_bytes,
                         help=f"Request line and headers at most (default {defaults.max_header_bytes}).")
@@ -180,12 +185,13 @@ def _web_limits(args: argparse.Namespace):
                              ("--web.max-requests", args.web_max_requests, 1),
                              ("--web.header-timeout", args.web_header_timeout, 0.1),
                              ("--web.request-timeout", args.web_request_timeout, 0.1),
+                             ("--web.idle-timeout", args.web_idle_timeout, 0.1),
                              ("--web.max-header-bytes", args.web_max_header_bytes, 1024)):
         if not value >= low:
             raise ConfigError(f"{name}: must be at least {low:g}")
     return Limits(max_connections=args.web_max_connections, max_requests=args.web_max_requests,
                   header_timeout=args.web_header_timeout, request_timeout=args.web_request_timeout,
-                  max_header_bytes=args.web_max_header_bytes)
+                  idle_timeout=args.web_idle_timeout, max_header_bytes=args.web_max_header_bytes)
 
 
 def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
@@ -609,7 +615,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
                                            date_header=not quiet,
                                            server_header=False, lifespan="off", ws="none", http=guard.protocol,
                                            h11_max_incomplete_event_size=limits.max_header_bytes,
-                                           backlog=limits.backlog, timeout_graceful_shutdown=1))
+                                           backlog=limits.backlog, timeout_graceful_shutdown=1,
+                                           timeout_keep_alive=limits.idle_timeout))
     stopper.server = server
     try:
         if not stopper.requested:

@@ -180,6 +180,56 @@ def test_slow_request_headers_are_cut_off(exporter):
     assert http_get(f"http://127.0.0.1:{running.port}/metrics")[0] == 200
 
 
+def _read_response(sock: socket.socket) -> bytes:
+    """One HTTP/1.1 response with a content-length, read whole from the socket."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int([line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")][0])
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk
+        body += chunk
+    return head
+
+
+def test_a_kept_alive_connection_waits_for_the_next_scrape(exporter):
+    """Prometheus keeps its connection to a target open between scrapes (up to 5 minutes idle): an idle kept-alive
+    connection stays open past the header timeout and serves the next scrape, so a scrape every 15 s does not open
+    a connection (and, with TLS, run a handshake) each time.  Before issue 30 it was closed after the header
+    timeout (10 s; uvicorn's own keep-alive timeout, 5 s, closed it even sooner).  Once the next request has begun,
+    its headers are due within the header timeout as on a new connection, and after --web.idle-timeout the idle
+    connection is closed without a line in the log."""
+    running = exporter("--web.header-timeout", "1", "--web.idle-timeout", "4")
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n"
+    sock = socket.create_connection(("127.0.0.1", running.port), timeout=15)
+    sock.sendall(request)
+    assert _read_response(sock).startswith(b"HTTP/1.1 200")
+    time.sleep(2.5)  # idle for more than the header timeout
+    sock.sendall(request)
+    assert _read_response(sock).startswith(b"HTTP/1.1 200")
+    # the next request begins and stalls: cut off after the header timeout, not the idle timeout
+    time.sleep(0.5)
+    sock.sendall(b"GET /metrics HTTP/1.1\r\n")
+    started = time.monotonic()
+    assert sock.recv(1) == b""
+    assert time.monotonic() - started < 3.5
+    sock.close()
+    # an idle connection is closed after the idle timeout, quietly
+    idle = socket.create_connection(("127.0.0.1", running.port), timeout=15)
+    idle.sendall(request)
+    assert _read_response(idle).startswith(b"HTTP/1.1 200")
+    started = time.monotonic()
+    assert idle.recv(1) == b""
+    assert time.monotonic() - started > 3
+    idle.close()
+    time.sleep(0.5)
+    assert "idle_timeout" not in running.log()
+
+
 def test_oversized_request_headers_are_refused(exporter):
     running = exporter("--web.max-header-bytes", "4096")
     status, _, _ = http_get(f"http://127.0.0.1:{running.port}/metrics", {"X-Big": "a" * 8000})

@@ -10,7 +10,10 @@ system resource" hundreds of thousands of times. Here:
   the new one is closed at once. The cap stays below the open-file limit, so accept never hits EMFILE; if
   something else exhausts the descriptors, accept pauses for a second and says so once a minute;
 - every connection has a deadline: TLS handshake plus request headers within ``header_timeout``, a request
-  (handler and writing the answer to a slow reader) within ``request_timeout``;
+  (handler and writing the answer to a slow reader) within ``request_timeout``; a kept-alive connection may wait
+  ``idle_timeout`` for its next request (longer than Prometheus keeps an idle connection, 5 minutes, so that a
+  scrape every 15 s reuses one connection instead of opening one per scrape), and from its first byte has
+  ``header_timeout`` again for the headers;
 - TLS is started per connection (``loop.start_tls``) with the web configuration's current context, so a
   rotated certificate serves the next connection; request headers are capped at ``max_header_bytes`` (h11);
 - what the limits close is logged as one summary line a minute, never a line per connection.
@@ -43,7 +46,8 @@ STALLED_AFTER = 10.0  # a request running this long may be closed to let a new c
 SUMMARY_EVERY = 60.0
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
-OPENING, HANDSHAKE, HEADERS, BUSY = "opening", "handshake", "headers", "busy"
+OPENING, HANDSHAKE, HEADERS, BUSY, IDLE = "opening", "handshake", "headers", "busy", "idle"
+QUIET_EVENTS = frozenset({"idle_timeout"})  # closes that are the normal end of a connection: not in the summary
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class Limits:
     max_requests: int = 64
     header_timeout: float = 10.0
     request_timeout: float = 30.0
+    idle_timeout: float = 310.0
     max_header_bytes: int = 16384
     backlog: int = 128
 
@@ -165,7 +170,8 @@ class ConnectionGuard:
     def _close(self, conn: _Conn, event: str) -> None:
         if conn.closing or conn not in self._conns:
             return
-        self.summary.note(event)
+        if event not in QUIET_EVENTS:
+            self.summary.note(event)
         if conn.raw is None:
             self.release(conn)
             return
@@ -192,6 +198,15 @@ class ConnectionGuard:
             conn.state, conn.busy_since = BUSY, time.monotonic()
             self._deadline(conn, self.limits.request_timeout, "request_timeout")
         elif not busy and conn.state == BUSY:
+            # waiting for the next request: uvicorn's keep-alive timeout (set to idle_timeout) closes it politely;
+            # this deadline is the backstop
+            conn.state = IDLE
+            self._deadline(conn, self.limits.idle_timeout + self.limits.header_timeout, "idle_timeout")
+
+    def request_begins(self, conn: _Conn) -> None:
+        """The first bytes of a request arrived on an idle kept-alive connection: its headers are due within
+        ``header_timeout``."""
+        if conn.state == IDLE:
             conn.state = HEADERS
             self._deadline(conn, self.limits.header_timeout, "header_timeout")
 
@@ -319,6 +334,7 @@ def _guarded_h11() -> type:
             conn.state = HEADERS
 
         def data_received(self, data: bytes) -> None:
+            self._guard.request_begins(self._conn)
             if self._conn.state != BUSY and self._too_large(data):
                 self._guard.summary.note("headers_too_large")
                 self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n"
