@@ -66,7 +66,7 @@ LOADED = r"""
 import json, sys
 from exporter import cli
 from exporter.core.scheduler import Scheduler
-from exporter.core.webconfig import WebGate
+from exporter.core.webgate import WebGate
 from exporter.server import create_app
 import uvicorn
 config = cli.load(None)
