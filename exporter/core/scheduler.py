@@ -321,7 +321,8 @@ class Scheduler:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._calls = {name: BoundedCall(name, on_late=self._late_logger(name)) for name in self.states}
+        self._calls = {name: BoundedCall(name, on_late=self._late_logger(name), keep_thread=True)
+                       for name in self.states}
         self._generation = 0
         # demand (docs/architecture.md, "When collections happen"): when the snapshot was last read and the gap
         # between the last two reads (the scrape interval as observed), both on the monotonic clock
