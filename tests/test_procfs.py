@@ -467,3 +467,14 @@ def test_kernel_parameters_are_read_again_every_five_minutes_and_file_handles_ev
     assert figures() == (4096, 13000)  # the tunable as read before; the live count new
     now[0] += 1.0
     assert figures() == (8192, 13000)
+
+
+def test_vmstat_read_by_prefix_only():
+    """The host collector parses only the /proc/vmstat lines it exports (issue 30: 20 of 170-300 lines per pass);
+    the others are not even split, so a line it does not read cannot matter."""
+    from exporter.systems.host.parse import parse_key_values
+
+    text = "nr_free_pages 12\npgfault 7\npgscan_kswapd 3\nnot a number line x\npgsteal_file 2\nworkingset 1\n"
+    assert parse_key_values(text, ("pgfault", "pgscan_", "pgsteal_")) == {"pgfault": 7, "pgscan_kswapd": 3,
+                                                                         "pgsteal_file": 2}
+    assert parse_key_values(text)["nr_free_pages"] == 12

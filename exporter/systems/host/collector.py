@@ -153,6 +153,14 @@ KERNEL_PARAMETERS = [
 ]
 
 
+_VMSTAT_COUNTERS = (("pswpin", SWAP_IN, PAGE_SIZE), ("pswpout", SWAP_OUT, PAGE_SIZE), ("pgpgin", PAGE_IN, 1024),
+                    ("pgpgout", PAGE_OUT, 1024), ("pgfault", PAGE_FAULTS, 1), ("pgmajfault", MAJOR_PAGE_FAULTS, 1),
+                    ("oom_kill", OOM_KILLS, 1))
+_RECLAIMERS = ("kswapd", "direct", "khugepaged", "proactive")
+# the /proc/vmstat lines _vmstat reads: the counters above, page scans and steals
+_VMSTAT_PREFIXES = tuple(key for key, _, _ in _VMSTAT_COUNTERS) + ("pgscan_", "pgsteal_")
+
+
 def _sum_present(values: dict[str, int], names: list[str]) -> int | None:
     present = [values[n] for n in names if n in values]
     return sum(present) if present else None
@@ -298,21 +306,19 @@ class HostCollector(Collector):
             SWAP_USED.add(batch, mem["SwapTotal"] - mem.get("SwapFree", 0))
 
     def _vmstat(self, batch: MetricBatch) -> None:
-        vm = parse_key_values(read_text(self._path("vmstat")))
-        for key, spec, scale in (("pswpin", SWAP_IN, PAGE_SIZE), ("pswpout", SWAP_OUT, PAGE_SIZE),
-                                 ("pgpgin", PAGE_IN, 1024), ("pgpgout", PAGE_OUT, 1024),
-                                 ("pgfault", PAGE_FAULTS, 1), ("pgmajfault", MAJOR_PAGE_FAULTS, 1),
-                                 ("oom_kill", OOM_KILLS, 1)):
+        vm = parse_key_values(read_text(self._path("vmstat")), _VMSTAT_PREFIXES)
+        for key, spec, scale in _VMSTAT_COUNTERS:
             if key in vm:
                 spec.add(batch, vm[key] * scale)
         # Per-reclaimer counters (pre-4.x kernels split them by zone: pgscan_kswapd_normal, ...).
         by_reclaimer: dict[str, int] = {}
         for key, value in vm.items():
-            for reclaimer in ("kswapd", "direct", "khugepaged", "proactive"):
-                if key == f"pgscan_{reclaimer}" or key.startswith(f"pgscan_{reclaimer}_"):
-                    if key.startswith("pgscan_direct_throttle"):
-                        continue
-                    by_reclaimer[reclaimer] = by_reclaimer.get(reclaimer, 0) + value
+            if not key.startswith("pgscan_") or key.startswith("pgscan_direct_throttle"):
+                continue
+            reclaimer = key[len("pgscan_"):]
+            for known in _RECLAIMERS:
+                if reclaimer == known or reclaimer.startswith(known + "_"):
+                    by_reclaimer[known] = by_reclaimer.get(known, 0) + value
         for reclaimer, value in sorted(by_reclaimer.items()):
             PAGE_SCANS_BY_RECLAIMER.add(batch, value, reclaimer=reclaimer)
         # pgscan_anon/pgscan_file (5.8+) also count reclaim inside a cgroup's memory limit, which the

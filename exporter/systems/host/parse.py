@@ -72,10 +72,13 @@ _STAT_COUNTERS = {"ctxt": "context_switches", "intr": "interrupts", "processes":
                   "procs_running": "procs_running", "procs_blocked": "procs_blocked", "btime": "boot_time"}
 
 
-def parse_key_values(text: str) -> dict[str, int]:
-    """/proc/vmstat (``name value`` lines)."""
+def parse_key_values(text: str, prefixes: tuple[str, ...] | None = None) -> dict[str, int]:
+    """/proc/vmstat (``name value`` lines); with ``prefixes``, only the names that start with one of them (the
+    collector reads about 20 of the 170-300 lines on every pass)."""
     result = {}
     for line in text.splitlines():
+        if prefixes is not None and not line.startswith(prefixes):
+            continue
         parts = line.split()
         if len(parts) == 2:
             try:
