@@ -344,3 +344,26 @@ def test_an_entry_nothing_read_serves_again_and_a_read_one_is_read_afresh(tmp_pa
             proc.kill()
             proc.wait()
         table.stop_events()
+
+
+@pytest.mark.parametrize("lost_between", [False, True])
+def test_a_full_pass_before_the_verification_is_not_followed_by_another(lost_between):
+    """A pass that came while the subscription was being verified read every name (after the subscription): the
+    verification then asks for no second full pass, unless events were lost in between.  Before, the first minutes
+    of an exporter had two full passes whenever its first collection beat the verification (about 26 ms more at
+    2,000 processes; bench/cpu_hour_bench.py saw it as runs 3 ms per interval dearer than others)."""
+    events = procevents.ProcEvents(max_dirty=3)
+    events._verify = (4242, 4243)  # the (tgid, tid) whose COMM event proves the subscription
+    assert events.take() is None  # not verified yet: this pass reads every name
+    events.feed(_message(procevents.PROC_EVENT_EXEC, 300, 300))  # after that pass
+    if lost_between:
+        for pid in (10, 11, 12, 13):  # more than max_dirty: events lost
+            events.feed(_message(procevents.PROC_EVENT_EXEC, pid, pid))
+        events.feed(_message(procevents.PROC_EVENT_EXEC, 300, 300))
+    events.feed(_message(procevents.PROC_EVENT_COMM, 4243, 4242, comm=b"x".ljust(16, b"\0")))
+    assert events.connected
+    if lost_between:
+        assert events.take() is None
+    else:
+        assert events.take() == {300}
+    assert events.take() == set()
