@@ -239,7 +239,28 @@ def test_disabled_collector_imports_nothing_of_its_own():
     code = ("import sys, exporter.registry as r; c = r.load(None, {}); "
             "print(c.collectors.mountstats.enabled, 'exporter.systems.mountstats.parse' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "False"]  # on by default; parse.py loads only when the collector is built
+    assert out.split() == ["True", "False"]  # on by default; parse.py loads only at the first NFS mount
+
+
+def test_a_host_without_nfs_mounts_never_loads_the_parser(tmp_path):
+    """Issue 30: most hosts have no NFS mount; their collections skip /proc/self/mountstats at its first check and
+    never import parse.py (about 0.1 MB resident).  The first NFS mount loads it."""
+    local = ("device sysfs mounted on /sys with fstype sysfs\ndevice /dev/vda1 mounted on / with fstype ext4\n"
+             "device proc mounted on /proc with fstype proc\n")
+    code = ("import sys\nfrom exporter.core.collector import Context\n"
+            "from exporter.core.metrics import MetricBatch\n"
+            "from exporter.systems.mountstats.collector import MountstatsCollector, MountstatsSettings\n"
+            "c = MountstatsCollector(MountstatsSettings(), Context(procfs=sys.argv[1]))\n"
+            "b = MetricBatch(c.specs()); c.collect(b)\n"
+            "print(b.series, not b.errors, 'exporter.systems.mountstats.parse' in sys.modules)\n")
+    for text, expected in ((local, ["0", "True", "False"]), (local + V11.read_text(), None)):
+        proc = _tree(tmp_path / str(len(text)), text, None)
+        out = subprocess.run([sys.executable, "-c", code, str(proc)], capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).parent.parent).stdout.split()
+        if expected is not None:
+            assert out == expected
+        else:
+            assert int(out[0]) > 0 and out[1:] == ["True", "True"]
 
 
 # ---- malformed input ------------------------------------------------------------------------------------------

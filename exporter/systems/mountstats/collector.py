@@ -132,9 +132,7 @@ class MountstatsCollector(Collector):
     def __init__(self, settings: MountstatsSettings, context: Context) -> None:
         super().__init__(settings, context)
         self.settings: MountstatsSettings = settings
-        from . import parse  # only when enabled (issue 30: a disabled collector imports nothing of its own)
-
-        self._parse = parse
+        self._parse = None  # parse.py, imported at the first NFS mount (issue 30: a host without one never loads it)
         self._operations = re.compile(settings.operations)
         self.path = os.path.join(context.procfs, "self", "mountstats")
         self.info_path = os.path.join(context.procfs, "self", "mountinfo")
@@ -154,6 +152,12 @@ class MountstatsCollector(Collector):
             text = self._read(self.path)
         except (FileNotFoundError, NotADirectoryError):
             return  # no mountstats (not Linux, or a recorded tree without it): no NFS statistics to report
+        if "fstype nfs" not in text:
+            return  # no NFS mount (every mount has a "device ... with fstype ..." line; nfs and nfs4 alike)
+        if self._parse is None:
+            from . import parse
+
+            self._parse = parse
         parsed = self._parse.parse_mountstats(text)
         if parsed.notes:
             batch.note_error("mountstats", f"{self.path}: {parsed.summary()}")
