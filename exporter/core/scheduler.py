@@ -9,7 +9,8 @@ Design (documented in the README, "How collection works"):
   the latest snapshot, so two Prometheus replicas scraping every 5 s cost the monitored systems nothing more than
   one, and a slow database cannot stall a scrape.  A collector whose source must be drained even when nobody reads
   (``collect_in_background``: MQ statistics publications) runs on every ``interval`` as before.
-* Each run happens in a fresh daemon thread.  The scheduler waits at most ``timeout`` seconds for it.  A run
+* Each run happens in the collector's own daemon thread, kept between runs (a new one after a run that overran:
+  the hung one is left to its call).  The scheduler waits at most ``timeout`` seconds for it.  A run
   that raises, returns invalid samples or overruns its timeout marks that collector failed
   (``middleware_scrape_collector_success 0``) and drops its samples from the snapshot; other collectors are
   untouched.  A run still hung at the next tick is not started again (no thread pile-up); the failure says
