@@ -79,7 +79,8 @@ def test_domino_show_stat_through_the_prefix(tmp_path):
                               command_prefix=[ssh, "-o", "BatchMode=yes", "dom1"], target="dom1")
     samples, batch = collect(DominoCollector(settings, Context()))
     assert batch.errors == {}
-    assert log.read_text().splitlines() == ["-o BatchMode=yes dom1 /opt/hcl/domino/bin/server -c show stat"]
+    # quoted for the remote shell: one argument `show stat` on the remote side (tests/test_remote_shell.py)
+    assert log.read_text().splitlines() == ["-o BatchMode=yes dom1 /opt/hcl/domino/bin/server -c 'show stat'"]
     assert len(samples) > 10 and all(labels.get("target") == "dom1" for labels in _labels(samples))
 
 

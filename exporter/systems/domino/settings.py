@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
-from ...core.remote import RemoteCommands
+from ...core.remote import RemoteCommands, check_remote_arguments
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import check_command_timeout
 from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
@@ -85,6 +85,7 @@ class DominoSettings(CollectorSettings, RemoteCommands):
     @model_validator(mode="after")
     def _command_timeout_fits(self) -> DominoSettings:
         check_command_timeout(self.command_timeout, self.timeout)
+        check_remote_arguments(self.command_prefix, {"command": self.command})
         self.number_format()
         return self
 

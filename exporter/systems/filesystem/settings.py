@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
+from ...core.remote import check_remote_arguments
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 from ...core.sources import check_command_timeout
 from .parse import DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE
@@ -48,6 +49,11 @@ class FilesystemTextSettings(StrictModel):
 
     def df_argv(self) -> list[str]:
         return list(self.df) if self.df is not None else list(DEFAULT_DF[self.platform])
+
+    @model_validator(mode="after")
+    def _arguments_pass_the_prefix(self) -> "FilesystemTextSettings":
+        check_remote_arguments(self.command_prefix, {"df": self.df, "mount": self.mount})
+        return self
 
 
 class FilesystemSettings(CollectorSettings):

@@ -17,6 +17,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ...core.metrics import MetricBatch
+from ...core.remote import prefixed
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.sources import Source, SourceMetrics, SourceSet
 from ...core.targets import local_target
@@ -49,7 +50,7 @@ class TextFilesystems:
         return local_target(self.settings.target)
 
     def _run(self, argv: list[str], check: bool = True) -> CommandResult:
-        command = [*self.settings.command_prefix, *argv]
+        command = prefixed(self.settings.command_prefix, argv)
         result = run_command(command, self.settings.command_timeout, env={**os.environ, **_ENV}, check=check)
         if result.truncated and len(result.stdout_bytes) >= DEFAULT_MAX_OUTPUT:
             raise ValueError(f"{argv[0]}: the output was longer than the {DEFAULT_MAX_OUTPUT // (1 << 20)} MiB "

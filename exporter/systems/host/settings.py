@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
+from ...core.remote import check_remote_arguments
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 from ...core.sources import check_command_timeout
 
@@ -41,6 +42,11 @@ class TextSettings(StrictModel):
                                                        "process group is killed; shorter than `timeout`.")
     labels: StaticLabelMap = labels_field("Labels added to every series of the host collector while it reads this "
                                           "host (`backend: text`), e.g. site: fra1 (docs/configuration.md).")
+
+    @model_validator(mode="after")
+    def _arguments_pass_the_prefix(self) -> "TextSettings":
+        check_remote_arguments(self.command_prefix, {"sar": self.sar, "vmstat": self.vmstat, "iostat": self.iostat})
+        return self
 
 
 # node_exporter's default: whole disks only, no partitions, loop, ram or floppy devices.

@@ -21,6 +21,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.remote import prefixed
 from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.sources import SourceMetrics
 from ...core.targets import local_target
@@ -102,7 +103,7 @@ class TextHost:
 
     def _argv(self, tool: str) -> list[str]:
         command = getattr(self.settings, tool)
-        return [*self.settings.command_prefix, *command] if command else []
+        return prefixed(self.settings.command_prefix, command) if command else []
 
     def collect(self, batch: MetricBatch) -> None:
         platform = None if self.settings.platform == "auto" else self.settings.platform

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from .parse import ProcessStatus
 
 P = f"{NAMESPACE}_hpom"
+# A queue file's name as it may reach queue_count_command's {queue} and {path}: HPOM's own (msgagtq, opcmsgm,
+# dispq3, ...) and any site-tool file name, never one that starts like an option or carries shell syntax.
+_COMMAND_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+@%,:=][A-Za-z0-9_.+@%,:=-]*$")
 
 
 QUEUE_SIZE = MetricSpec(f"{P}_queue_size_bytes", "gauge",
@@ -238,6 +241,11 @@ class HpomCollector(Collector):
         template = self.settings.queue_count_command or []
         # its own listing: the queues source is read at the same time and must not wait for these commands
         for name, path, _, _ in self._queue_files():
+            if not _COMMAND_SAFE_NAME.match(name):
+                # its size and age are still read (the queues source); only the count command is not run for it
+                problems.append(f"{name[:60]!r}: not a queue file name (letters, digits and . _ + @ % , : = -, "
+                                "not starting with -); not passed to queue_count_command")
+                continue
             argv = [arg.replace("{path}", path).replace("{queue}", name) for arg in template]
             try:
                 count = parse_count(self._run(argv), self.settings.queue_count_pattern)

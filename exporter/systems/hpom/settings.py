@@ -9,7 +9,7 @@ import re
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
-from ...core.remote import RemoteCommands
+from ...core.remote import RemoteCommands, check_remote_arguments
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import check_command_timeout
 from ..oracle.client import OracleSettings
@@ -169,4 +169,7 @@ class HpomSettings(CollectorSettings, RemoteCommands):
     @model_validator(mode="after")
     def _command_timeout_fits(self) -> "HpomSettings":
         check_command_timeout(self.command_timeout, self.timeout)
+        check_remote_arguments(self.command_prefix, {"opcsv": self.opcsv, "ovc": self.ovc,
+                                                     "ovconfget": self.ovconfget,
+                                                     "queue_count_command": self.queue_count_command})
         return self

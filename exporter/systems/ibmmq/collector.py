@@ -22,12 +22,14 @@ from ...core.collector import Collector, Context
 from ...core.config import StaticLabelMap, labels_field
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
+from ...core.remote import check_remote_arguments
 from ...core.secrets import PasswordSettings, SecretUnavailable
 from ...core.settings import CollectorSettings, Duration
 from . import DESCRIPTION, NAME
 from .model import (
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
+    OBJECT_NAME_PATTERN,
     SERVICE_STATUS_CODES,
     Backend,
     BackendError,
@@ -44,7 +46,7 @@ from .states import ROLES, qmgr_state
 
 
 class QueueManagerEntry(PasswordSettings):
-    name: str = Field(..., pattern=r"^[A-Za-z0-9._%/]{1,48}$", description="Queue manager name (the `qmgr` label).")
+    name: str = Field(..., pattern=OBJECT_NAME_PATTERN, description="Queue manager name (the `qmgr` label).")
     labels: StaticLabelMap = labels_field("Labels added to every series of this queue manager (those with its "
                                           "`qmgr` label), e.g. env: prod, app: payments (docs/configuration.md).")
     backend: Literal["rest", "pcf", "runmqsc"] = Field("rest", description="How to read it.")
@@ -147,6 +149,9 @@ class QueueManagerEntry(PasswordSettings):
             raise ValueError(f"queue manager {self.name}: the rest back-end needs url")
         if self.backend == "pcf" and not (self.channel and self.conn_name) and not self.ccdt:
             raise ValueError(f"queue manager {self.name}: the pcf back-end needs channel and conn_name (or ccdt)")
+        if self.backend == "runmqsc":
+            check_remote_arguments(self.command_prefix, {"runmqsc": self.runmqsc, "dspmq": self.dspmq,
+                                                         "amqsrua": self.amqsrua})
         tls = {k: v for k in ("ccdt", "key_repository", "cipher_spec", "certificate_label")
                if (v := getattr(self, k)) is not None}
         if tls and self.backend != "pcf":

@@ -7,10 +7,17 @@ states go through the one table of :mod:`.states` (shared by all back-ends).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 # MQCHS_* (channel status).
+# IBM MQ's object names (queue managers, queues; channels are at most 20 of them): A-Z a-z 0-9 . / _ %, at most
+# 48 characters ("Rules for naming IBM MQ objects").  A name read from a queue manager's answer that is not one is
+# never passed to a command (amqsrua -o, through ssh a remote shell's word).
+OBJECT_NAME_PATTERN = r"^[A-Za-z0-9._%/]{1,48}$"
+OBJECT_NAME = re.compile(OBJECT_NAME_PATTERN)
+
 CHANNEL_STATUS_CODES = {
     "INACTIVE": 0, "BINDING": 1, "STARTING": 2, "RUNNING": 3, "STOPPING": 4, "RETRYING": 5, "STOPPED": 6,
     "REQUESTING": 7, "PAUSED": 8, "DISCONNECTED": 9, "INITIALIZING": 13, "SWITCHING": 14,

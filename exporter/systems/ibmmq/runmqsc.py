@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 
+from ...core.remote import UnsafeArgument, prefixed
 from ...core.runner import CommandError, CommandNotFound, CommandResult, CommandTimeout, run_command
 from ...core.textlines import iter_lines
 from . import mqscmap
@@ -165,7 +166,7 @@ class RunmqscBackend(Backend):
             raise BackendError(f"{tool}: no time left of the {self.timeout:g}s timeout")
         env = {**os.environ, **self.env} if self.env is not None else None
         try:
-            return run_command([*self.command_prefix, binary, *args], timeout=remaining, env=env,
+            return run_command(prefixed(self.command_prefix, [binary, *args]), timeout=remaining, env=env,
                                input_text=input_text)
         except CommandNotFound:
             raise BackendNotAvailable(f"{tool} not found at {binary} (IBM MQ is not installed on this host, "
@@ -173,6 +174,8 @@ class RunmqscBackend(Backend):
         except CommandTimeout:
             raise BackendError(f"{tool} {' '.join(args)}: timed out after {remaining:.3g}s") from None
         except CommandError as exc:
+            raise BackendError(f"{tool}: {exc}") from None
+        except UnsafeArgument as exc:
             raise BackendError(f"{tool}: {exc}") from None
         except OSError as exc:  # e.g. exec format error on a broken binary
             raise BackendError(f"{tool} at {binary} could not be run: {exc}") from None

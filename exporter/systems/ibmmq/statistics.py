@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ...core.backoff import Backoff
+from ...core.remote import UnsafeArgument, prefixed
 from ...core.runner import CommandError, CommandNotFound, CommandTimeout, run_command
 from ...core.textlines import first_line
 from . import resstats as rs
-from .model import Throughput
+from .model import OBJECT_NAME, Throughput
 from .parse import parse_amqsrua
 
 log = logging.getLogger("middleware_exporter.ibmmq.statistics")
@@ -327,13 +328,20 @@ class AmqsruaStats:
         return bool(self.prefix) or os.access(self.amqsrua, os.X_OK)
 
     def argv(self, queues: list[str]) -> list[str]:
-        argv = [*self.prefix, self.amqsrua, "-m", self.qmgr, "-c", "STATMQI", "-t", "PUT", "-t", "GET"]
+        """The command for ``queues``, each an MQ object name (:meth:`read` passes no other; through an ssh prefix
+        every argument is quoted for the remote shell)."""
+        argv = [self.amqsrua, "-m", self.qmgr, "-c", "STATMQI", "-t", "PUT", "-t", "GET"]
         if queues:
             argv += ["-c", "STATQ"]
             for queue in queues:
+                if not OBJECT_NAME.match(queue):
+                    raise StatisticsError(f"amqsrua: {queue[:60]!r} is not an MQ object name; not run")
                 argv += ["-t", "PUT", "-o", queue, "-t", "GET", "-o", queue]
         per_tick = 2 + 2 * len(queues)
-        return argv + ["-n", str(per_tick * self.ticks)]
+        try:
+            return prefixed(self.prefix, [*argv, "-n", str(per_tick * self.ticks)])
+        except UnsafeArgument as exc:
+            raise StatisticsError(f"amqsrua: {exc}") from None
 
     def timeout(self) -> float:
         # the ticks, one more interval for the first, and amqsrua's own 30 s wait for a publication
@@ -398,7 +406,11 @@ class AmqsruaStats:
                 return
 
     def read(self, queues: list[str]) -> Throughput | None:
-        """What has arrived since the last call, added to the counters; None before the first command ended."""
+        """What has arrived since the last call, added to the counters; None before the first command ended.
+        A queue name that is not an MQ object name (a garbled or hostile answer) is not asked for, and said."""
+        refused = [queue for queue in queues if not OBJECT_NAME.match(queue)]
+        if refused:
+            queues = [queue for queue in queues if OBJECT_NAME.match(queue)]
         wanted, cap = _capped(queues, self.max_queues, self.max_handles)
         with self._lock:
             self._queues = wanted  # the next command asks for these
@@ -423,6 +435,10 @@ class AmqsruaStats:
         result.handles_cap = cap
         result.duration = time.monotonic() - started
         result.error = error
+        if refused:
+            more = f" (+{len(refused) - 1} more)" if len(refused) > 1 else ""
+            said = f"amqsrua: queue name {refused[0][:60]!r}{more} is not an MQ object name; not asked for"
+            result.error = f"{said}; {error}" if error else said
         return result
 
     def stop(self) -> None:
