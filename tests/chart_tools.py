@@ -1,13 +1,9 @@
-"""Go tools and schemas the chart tests use, built from their module source and cached like tests/promtool3.py.
+"""The Go tools and schemas the chart tests use.
 
-kubeconform (strict manifest validation), helm-unittest (template unit tests), helm-docs (the chart README) and
-grafana/dashboard-linter (`lint --strict` on dashboards/, tests/test_dashboards.py)
-are built with the Go toolchain through the module proxy into ~/.cache/middleware-exporter/bin when missing;
-locally a missing tool skips, under CI (``CI`` set) it is built. Cold builds on this busy 2-core machine: kubeconform
-14-84 s, helm-docs 22-24 s, helm-unittest 4 min 1 s, dashboard-linter 4 min 3 s (empty Go build cache; its
-modules were already downloaded), the schemas 9 s (with module downloads; each tool is built
-in place with `go build` in its downloaded module, since `go install pkg@version` refuses a go.mod with replace
-directives).
+kubeconform (strict manifest validation), helm-unittest (template unit tests), helm-docs (the chart README),
+grafana/dashboard-linter (`lint --strict` on dashboards/, tests/test_dashboards.py), helm and promtool 3
+(tests/promtool3.py) are built and cached by tools/gotools.py, which scripts/test runs first; a test that finds
+one missing builds it under CI and skips elsewhere (:func:`cached`).
 
 Schemas for kubeconform, offline: the Kubernetes ones come from the PyPI package kubernetes-validate (strict
 variants, one file per kind, as kubeconform's ``{{ .ResourceKind }}{{ .KindSuffix }}.json`` layout expects; the
@@ -22,87 +18,71 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "middleware-exporter"
-BIN = CACHE / "bin"
-KUBECONFORM = ("github.com/yannh/kubeconform", "v0.7.0", "./cmd/kubeconform")
-HELM_DOCS = ("github.com/norwoodj/helm-docs", "v1.14.2", "./cmd/helm-docs")
-HELM_UNITTEST = ("github.com/helm-unittest/helm-unittest", "v1.1.2", "./cmd/helm-unittest")
-# main of 2024-12-16: the newest version the module proxy serves whole. It refuses the tags v0.1.0 and v0.1.1 (403),
-# and v0.2.0 (2026-06-18) needs a grafana/apps/dashboard pseudo-version it refuses; v0.2.0 only adds the v2
-# dashboard schema (these dashboards are v1) - its rules are the same as this commit's.
-DASHBOARD_LINTER = ("github.com/grafana/dashboard-linter", "v0.0.0-20241216132922-9479ff4bfa35", ".")
+from tools import gotools
+
+CACHE = gotools.CACHE
+BIN = gotools.BIN
 PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
 K8S_VERSIONS = ("1.29.0", "1.32.0")
 
 
-def _go() -> str | None:
-    return shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
-
-
 def _module_dir(module: str, version: str) -> Path:
-    go = _go()
-    if go is None:
-        pytest.fail(f"{module} is needed and go is not installed to fetch it; CI must provide go")
-    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=mod"}
-    info = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], capture_output=True, text=True,
-                          timeout=1800, env=env)
-    if info.returncode != 0:
-        pytest.fail(f"go mod download {module}@{version} failed:\n{info.stderr[-3000:]}")
-    return Path(json.loads(info.stdout)["Dir"])
+    try:
+        return gotools.module_dir(module, version)
+    except gotools.BuildError as exc:
+        pytest.fail(f"{exc}; CI must provide go and the module proxy")
 
 
 def cached(binary: Path, override_variable: str, build: Callable[[], Path]) -> Path:
     """A Go tool the tests run (also tests/promtool3.py, tests/mixtool.py): the path in ``override_variable`` if
-    set, else the cached ``binary``; missing, it is built under CI (``CI`` set) and skips the test locally."""
+    set, else the cached ``binary`` (scripts/test builds them first: tools/gotools.py); missing, it is built under
+    CI (``CI`` set) and skips the test elsewhere."""
     override = os.environ.get(override_variable)
     if override:
         return Path(override)
     if binary.exists():
         return binary
     if not os.environ.get("CI"):
-        pytest.skip(f"{binary.name} not built (CI builds it into {BIN}; or set {override_variable})")
-    return build()
+        pytest.skip(f"{binary.name} not built (scripts/test builds it: python -m tools.gotools; or set "
+                    f"{override_variable})")
+    try:
+        return build()
+    except gotools.BuildError as exc:
+        pytest.fail(str(exc))
 
 
 def go_build(source: Path, package: str, binary: Path, *, static: bool = True) -> Path:
-    """``go build`` of ``package`` in the module checked out at ``source`` into ``binary``."""
-    BIN.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=mod", **({"CGO_ENABLED": "0"} if static else {})}
-    result = subprocess.run([_go(), "build", "-o", str(binary), package], cwd=source, capture_output=True,
-                            text=True, timeout=3600, env=env)
-    if result.returncode != 0 or not binary.exists():
-        pytest.fail(f"building {binary.name} failed:\n{result.stderr[-3000:]}")
-    return binary
+    try:
+        return gotools.go_build(source, package, binary, static=static)
+    except gotools.BuildError as exc:
+        pytest.fail(str(exc))
 
 
-def _build(spec: tuple[str, str, str], name: str) -> Path:
-    module, version, package = spec
-    binary = BIN / f"{name}-{version}"
-    return cached(binary, f"MWE_{name.upper().replace('-', '_')}",
-                  lambda: go_build(_module_dir(module, version), package, binary))
+def tool(name: str) -> Path:
+    """One of tools/gotools.py's tools (override: MWE_<NAME>, e.g. MWE_HELM_UNITTEST)."""
+    return cached(gotools.path(name), f"MWE_{name.upper().replace('-', '_')}", lambda: gotools.build(name))
 
 
 def kubeconform() -> Path:
-    return _build(KUBECONFORM, "kubeconform")
+    return tool("kubeconform")
 
 
 def helm_docs() -> Path:
-    return _build(HELM_DOCS, "helm-docs")
+    return tool("helm-docs")
 
 
 def helm_unittest() -> Path:
-    return _build(HELM_UNITTEST, "helm-unittest")
+    return tool("helm-unittest")
 
 
 def dashboard_linter() -> Path:
-    return _build(DASHBOARD_LINTER, "dashboard-linter")
+    return tool("dashboard-linter")
 
 
 # The kinds the chart (and the ci/ and example values' extraManifests) render; a kind missing here fails the

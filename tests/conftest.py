@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -30,6 +31,30 @@ def pytest_collection_modifyitems(config, items):
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("network")])
         items[:] = kept
+
+
+def _skip_kind(reason: str) -> str:
+    """A skip's reason, shortened to its kind for the closing count (``set MWE_TEST_...`` is an opt-in real-system
+    test; numbers and paths are left out so that one cause counts once)."""
+    reason = reason.removeprefix("Skipped: ")
+    if "MWE_TEST_" in reason or reason.startswith("set MWE_"):
+        return "opt-in test for a real system (set MWE_TEST_*)"
+    return re.sub(r"(/[^\s:;,)]+)+|\d+", "#", reason.split(";")[0].split(" (")[0])[:70]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One closing line counting the skips by reason, so that a run shows at a glance what it did not check."""
+    kinds: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        kind = _skip_kind(str(reason))
+        kinds[kind] = kinds.get(kind, 0) + 1
+    if kinds:
+        parts = [f"{count} {kind}" for kind, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0]))]
+        terminalreporter.write_line("skips by reason: " + "; ".join(parts))
+    else:
+        terminalreporter.write_line("skips by reason: none")
 
 
 def shell_script(path: Path, body: str) -> str:

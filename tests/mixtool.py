@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .chart_tools import BIN, _go, cached, go_build
+from tools.gotools import go as _go
+
+from .chart_tools import BIN, cached, go_build
 
 COMMIT = "496ea9a28ba9134279ae54b2b3379d68da40a364"  # main of 2026-06-29
 REPOSITORY = "https://github.com/monitoring-mixins/mixtool"

@@ -8,18 +8,12 @@ of the module and its dependencies took 12 min 15 s on this 2-core machine)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from .chart_tools import tool
 
-from .chart_tools import BIN, _module_dir, cached, go_build
-
-VERSION = "v0.314.0"  # Prometheus 3.14.0 (the module tags v0.3xx.y are releases 3.xx.y)
-BINARY = BIN / f"promtool-{VERSION}"
-
-
-def build() -> Path:
-    return go_build(_module_dir("github.com/prometheus/prometheus", VERSION), "./cmd/promtool", BINARY, static=False)
+VERSION = "v0.314.0"  # Prometheus 3.14.0 (the module tags v0.3xx.y are releases 3.xx.y): tools/gotools.py
 
 
 def promtool3() -> str:
-    """The cached promtool 3.x; built under CI when missing, skipped locally (or set MWE_PROMTOOL3)."""
-    return str(cached(BINARY, "MWE_PROMTOOL3", build))
+    """The cached promtool 3.x; built by scripts/test (tools/gotools.py) or under CI when missing, skipped
+    elsewhere (or set MWE_PROMTOOL3)."""
+    return str(tool("promtool3"))

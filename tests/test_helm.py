@@ -8,8 +8,8 @@ exactly the groups of the rule files. The rules and dashboards come with a daemo
 `--api-versions monitoring.coreos.com/v1`. The community value names, the two-release layout in a real Prometheus
 and the rule rewrites: tests/test_chart_values.py; kubeconform, helm-unittest and helm-docs: tests/test_chart_tools.py.
 
-Needs helm (v3.16: /root/go/bin/helm, $(go env GOPATH)/bin/helm or on PATH; under CI it is built with
-`go install helm.sh/helm/v3/cmd/helm@v3.16.4` when missing), kubernetes-validate (Kubernetes OpenAPI schemas,
+Needs helm (v3.16, built and cached by tools/gotools.py, which scripts/test runs; under CI a test builds it when
+missing), kubernetes-validate (Kubernetes OpenAPI schemas,
 offline) and jsonschema (the minimal Prometheus Operator CRD schemas in helm/middleware-exporter/ci/schemas).
 """
 from __future__ import annotations
@@ -17,12 +17,13 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+
+from .chart_tools import tool
 
 pytestmark = pytest.mark.integration
 
@@ -33,31 +34,9 @@ CRD_SCHEMAS = {
     "ServiceMonitor": CHART / "ci" / "schemas" / "servicemonitor-monitoring-v1.json",
     "PrometheusRule": CHART / "ci" / "schemas" / "prometheusrule-monitoring-v1.json",
 }
-HELM_VERSION = "v3.16.4"
 # Oldest and newest Kubernetes versions whose schemas kubernetes-validate ships (checked in strict mode).
 K8S_VERSIONS = ("1.25.0", None)
 THRESHOLD_PREFIX = "middleware:threshold:"
-
-
-def _go_bin_dirs() -> list[Path]:
-    dirs = [Path("/root/go/bin")]
-    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
-    if go:
-        try:
-            gopath = subprocess.run([go, "env", "GOPATH"], capture_output=True, text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            gopath = ""
-        for part in filter(None, gopath.split(os.pathsep)):
-            dirs.append(Path(part) / "bin")
-    return dirs
-
-
-def _find_helm() -> str | None:
-    for directory in _go_bin_dirs():
-        candidate = directory / "helm"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which("helm")
 
 
 @pytest.fixture(scope="module")
@@ -66,21 +45,9 @@ def helm() -> str:
 
 
 def helm_binary() -> str:
-    """helm, built under CI when missing (a plain function: tests/test_chart_*.py use it for their fixture)."""
-    path = _find_helm()
-    if path:
-        return path
-    if not os.environ.get("CI"):
-        pytest.skip(f"helm not installed (go install helm.sh/helm/v3/cmd/helm@{HELM_VERSION})")
-    go = shutil.which("go") or "/usr/local/go/bin/go"
-    if not Path(go).exists():
-        pytest.fail("helm is missing and go is not installed to build it; CI must provide one of them")
-    result = subprocess.run([go, "install", f"helm.sh/helm/v3/cmd/helm@{HELM_VERSION}"],
-                            capture_output=True, text=True, timeout=1800)
-    path = _find_helm()
-    if result.returncode != 0 or not path:
-        pytest.fail(f"go install helm failed ({result.returncode}):\n{result.stderr[-3000:]}")
-    return path
+    """helm (tools/gotools.py's pinned build; override MWE_HELM), built under CI when missing (a plain function:
+    tests/test_chart_*.py use it for their fixture)."""
+    return str(tool("helm"))
 
 
 def run_helm(helm: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
