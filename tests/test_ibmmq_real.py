@@ -21,12 +21,15 @@ from exporter.core.collector import Context
 from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
 from exporter.systems.ibmmq.model import ChannelState, QmgrSnapshot, QueueStatus
 from exporter.systems.ibmmq.parse import (
+    CHSTATUS_ID,
     DspmqRecord,
+    channel_status_from_mqsc,
     channels_from_mqsc,
     parse_dspmq,
     parse_dspmq_records,
     parse_mqsc,
     queues_from_mqsc,
+    read_mqsc,
 )
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 from exporter.systems.ibmmq.states import ROLES, qmgr_state, role_from_native_ha
@@ -370,6 +373,15 @@ def test_chstatus_all_svrconn_9_4_2():
         bytes_sent=27846476, bytes_received=2507796, buffers_sent=19274, buffers_received=19240,
         last_message=datetime(2025, 5, 12, 6, 31, 24), started=datetime(2025, 5, 12, 5, 54, 1),
         job_name="0000253C00000003", sharing_conversations=10)]
+
+
+def test_chstatus_all_not_found_9_4_2():
+    """No channel has a status: ``AMQ8420I`` is the whole answer, an empty one (runmqsc exits 10), not a failure."""
+    text = real("runmqsc_display_chstatus_all_not_found_9.4.2.txt")
+    blocks, errors = parse_mqsc(text)
+    assert (blocks, errors) == ([], ["AMQ8420I: Channel Status not found."])
+    answer = channel_status_from_mqsc(read_mqsc(text, track=(CHSTATUS_ID,)))
+    assert (answer.channels, answer.error) == ([], None)
 
 
 def test_qmstatus_all_9_4_2():

@@ -333,7 +333,8 @@ def test_runmqsc_without_qmstatus_answer_keeps_the_rest(tmp_path):
     mq = StandIns(tmp_path)
     mq.set_dspmq("QMNAME(QM1)".ljust(58) + "STATUS(Running)\n")
     text = "".join((REAL / name).read_text() for name in (
-        "runmqsc_dis_qstatus_monq_off_curfsize_devserver_2021.txt", "runmqsc_display_channel_all_maxinst_9.4.2.txt"))
+        "runmqsc_dis_qstatus_monq_off_curfsize_devserver_2021.txt", "runmqsc_display_chstatus_all_not_found_9.4.2.txt",
+        "runmqsc_display_channel_all_maxinst_9.4.2.txt"))
     text += ("AMQ8405I: Syntax error detected at or near end of command segment below:-\nDISPLAY QMSTATUS A\n\n"
              + (REAL / "runmqsc_display_qmgr_all_9.4.2.txt").read_text())
     mq.set_runmqsc(text, rc=10)

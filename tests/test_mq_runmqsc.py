@@ -469,6 +469,8 @@ def test_truncated_output(mq: StandIns):
     snapshot = mq.backend().snapshot()
     assert snapshot.queues == QM1_SNAPSHOT.queues[:3]
     assert snapshot.channels == QM1_SNAPSHOT.channels[:2]  # the cut SVRCONN block has no STATUS: left out
+    # ... and the answer is not taken for complete (issue 38): the channel-status source fails
+    assert snapshot.source_errors["chstatus"].startswith("DISPLAY CHSTATUS: 1 of 3 channel status blocks unreadable")
 
 
 def test_numbers_that_do_not_parse_are_none(mq: StandIns):
@@ -483,7 +485,10 @@ def test_numbers_that_do_not_parse_are_none(mq: StandIns):
                    "   QUEUE(ONLY.DEFINED)                     TYPE(QLOCAL)\n"
                    "   MAXDEPTH(99999999999999999999999)\n")
     assert mq.backend().snapshot() == QmgrSnapshot("QM1", "RUNNING", queues=[
-        QueueStatus("ODD"), QueueStatus("ONLY.DEFINED")], channels=[], source_errors=QM1_SNAPSHOT.source_errors)
+        QueueStatus("ODD"), QueueStatus("ONLY.DEFINED")], channels=[], source_errors={
+            **QM1_SNAPSHOT.source_errors,  # and no DISPLAY CHSTATUS answer either (issue 38): not "none running"
+            "chstatus": "DISPLAY CHSTATUS: no readable answer (no AMQ8417I channel status block, no AMQ8420I "
+                        "Channel Status not found); nothing else in the output"})
 
 
 @pytest.mark.parametrize("status, expected", [

@@ -512,14 +512,16 @@ class ChannelCounters:
     last raw value and adds the difference to its series' total; a fall (the instance restarted) adds the new raw
     value; an instance seen on the queue manager's first read adds 0 (its counts predate the exporter), one that
     appears later adds its whole count (it started since).  Instances and totals of series gone from a read are
-    forgotten (bounded memory; a series that returns starts again from 0, which rate() takes as a reset)."""
+    forgotten (bounded memory; a series that returns starts again from 0, which rate() takes as a reset), except
+    after a ``partial`` read (a channel-status answer that could not be read whole): what it lacks is kept, so a
+    channel that was only unreadable goes on counting from where it was."""
 
     def __init__(self) -> None:
         self.raw: dict[tuple, list[int | None]] = {}
         self.totals: dict[tuple, list[float]] = {}
         self.primed = False
 
-    def update(self, series: dict[tuple, list[ChannelState]]) -> dict[tuple, list[float | None]]:
+    def update(self, series: dict[tuple, list[ChannelState]], partial: bool = False) -> dict[tuple, list[float | None]]:
         raw: dict[tuple, list[int | None]] = {}
         owner: dict[tuple, tuple] = {}
         for key, instances in series.items():
@@ -545,8 +547,12 @@ class ChannelCounters:
                     totals[key][i] += value - last if value >= last else value
                 elif self.primed and before is None:
                     totals[key][i] += value
+        result = {key: [total if seen[key][i] else None for i, total in enumerate(totals[key])] for key in series}
+        if partial:
+            raw = {**{i: v for i, v in self.raw.items() if i not in raw}, **raw}
+            totals = {**{k: v for k, v in self.totals.items() if k not in totals}, **totals}
         self.raw, self.totals, self.primed = raw, totals, True
-        return {key: [total if seen[key][i] else None for i, total in enumerate(totals[key])] for key in series}
+        return result
 
 
 class _QueueManager(Target):
@@ -712,6 +718,8 @@ class IbmmqCollector(Collector):
             batch.report_source(name, source, False, f"{backend}: {error}")
         if snap.channel_definitions is not None and "channel" not in snap.source_errors:
             batch.report_source(name, "channel", True)
+        if state.running and "chstatus" not in snap.source_errors:
+            batch.report_source(name, "chstatus", True)
         if snap.health is not None:
             for source in ("qmstatus", "qmgr"):
                 if source not in snap.source_errors:
@@ -757,7 +765,10 @@ class IbmmqCollector(Collector):
             key = (channel.name, ctype, channel.connection, channel.remote_qmgr, jobname)
             series.setdefault(key, []).append(channel)
         instances = Counter(key[0] for key, records in series.items() for _ in records)
-        totals = qm.counters.update(series)
+        # a channel-status answer that could not be read (wholly or in part; the source is reported failed): the
+        # channels it lacks are not shown as stopped, neither as inactive definitions nor by a counter reset
+        unread = "chstatus" in snap.source_errors
+        totals = qm.counters.update(series, partial=unread)
         for key in sorted(series):
             # several instances with the same labels: the gauges are the most alive one's, the counters add up
             best = max(series[key], key=lambda c: channel_status_squash(c.status))
@@ -790,7 +801,7 @@ class IbmmqCollector(Collector):
             for kind, value in (("short", best.short_retries_left), ("long", best.long_retries_left)):
                 if value is not None:
                     CHANNEL_RETRIES.add(batch, value, kind=kind, **labels)
-        if qm.entry.show_inactive_channels:
+        if qm.entry.show_inactive_channels and not unread:
             for definition in sorted(definitions.values(), key=lambda d: d.name):
                 if definition.name in instances or definition.type == "CLNTCONN":
                     continue  # running, or a client-side definition (never has status on the queue manager)

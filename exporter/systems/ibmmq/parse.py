@@ -12,6 +12,7 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,7 @@ _DISPLAY_WORD = re.compile(r"\bdisplay\b", re.IGNORECASE)
 _DETAILS_WORD = re.compile(r"\bdetails\b", re.IGNORECASE)
 _BANNER = re.compile(r"^\s*(?:\d{4}-[A-Z0-9]{3}\b.*\(C\)|Starting (?:local )?MQSC for\b)", re.IGNORECASE)
 _ECHO = re.compile(r"^\s*\d+\s*:(?:\s|$)")
+_COMMAND = re.compile(r"^\s*(?:DIS|DISPLAY|END)\b", re.IGNORECASE)  # a command echoed (typed, or after an error)
 _SUMMARY = re.compile(r"^\s*(?:One|No|All|\d+)\s+(?:valid\s+)?(?:MQSC\s+)?commands?\b", re.IGNORECASE)
 _NAME = re.compile(r"[A-Z][A-Z0-9]{0,19}")
 _VALUED_TOKEN = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,19}\(")
@@ -66,34 +68,79 @@ def parse_mqsc(text: str) -> tuple[list[dict[str, str]], list[str]]:
     Banner, command echo and summary lines are skipped.  If the text ends without a newline (output cut off),
     an attribute cut in half on the last line is dropped and everything parsed before it kept.  Never raises.
     """
+    report = read_mqsc(text)
+    return report.blocks, report.messages
+
+
+@dataclass
+class MqscObject:
+    """One object header of a runmqsc report: its message id (``AMQ8417``, the severity letter dropped), its
+    attributes (the same dict as in :attr:`MqscReport.blocks`; empty when nothing readable followed the header)
+    and the first line after the header (cut to 120 characters), to name a block that cannot be read."""
+
+    msg_id: str
+    fields: dict[str, str]
+    first_line: str = ""
+
+
+@dataclass
+class MqscReport:
+    """A runmqsc report as :func:`parse_mqsc` reads it, and what an answer's reader needs to tell a readable
+    answer from an unreadable one: the headers of the objects asked for (``objects``, in order, empty ones
+    included) and the first lines that are neither messages, attributes, banner, echoed commands nor summary
+    (``stray``: "MQSC command not recognised", garbage; at most :data:`STRAY_LINES`, each cut to 120 characters)."""
+
+    blocks: list[dict[str, str]] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    objects: list[MqscObject] = field(default_factory=list)
+    stray: list[str] = field(default_factory=list)
+
+
+STRAY_LINES = 3
+_SHOWN = 120  # characters of a line quoted in an error
+
+
+def read_mqsc(text: str, track: Collection[str] = ()) -> MqscReport:
+    """:func:`parse_mqsc` with the stray lines and the headers of the objects whose message id is in ``track``
+    (``{"AMQ8417"}``: the channel status blocks) kept (see :class:`MqscReport`); only those, so that 10,000 queue
+    blocks cost no header objects."""
     if not isinstance(text, str):
         text = str(text)
     lines = _Lines(text)
-    blocks: list[dict[str, str]] = []
-    errors: list[str] = []
+    report = MqscReport()
+    blocks, errors = report.blocks, report.messages
     current: dict[str, str] | None = None
+    header: MqscObject | None = None  # the object whose first line is still to be seen
     i = 0
     while not lines.at_end(i):
         lines.release(i)
         kind = lines.kind(i)
+        if kind == _ATTRS and header is not None:
+            header.first_line = lines.line(i).strip()[:_SHOWN]
+            header = None
         if kind == _ATTRS and current is not None:
             i += _parse_attribute_line(lines, i, current)
             continue
+        if kind == _ATTRS and len(report.stray) < STRAY_LINES and not _COMMAND.match(lines.line(i)):
+            report.stray.append(lines.line(i).strip()[:_SHOWN])  # outside any object: not an answer MQ gives
         if kind in (_SKIP, _AMQ):
             if current:
                 blocks.append(current)
-            current = None
+            current = header = None
             if kind == _AMQ:
                 match = _AMQ_LINE.match(lines.line(i))
                 if match is not None and (match.group(1) in _DISPLAY_IDS or (
                         (match.group(2) or "I") == "I" and _is_header_text(match.group(3)))):
                     current = {}  # an object's attributes follow (errors are never headers, whatever their text)
+                    if match.group(1) in track:
+                        header = MqscObject(match.group(1), current)
+                        report.objects.append(header)
                 else:
                     errors.append(lines.line(i).strip())
         i += 1
     if current:
         blocks.append(current)
-    return blocks, errors
+    return report
 
 
 def _is_header_text(text: str) -> bool:
@@ -405,6 +452,53 @@ def channels_from_mqsc(blocks: list[dict[str, str]]) -> list[ChannelState]:
     return mqscmap.channels(blocks)
 
 
+CHSTATUS_ID = "AMQ8417"  # Display Channel Status details.
+CHSTATUS_NONE_ID = "AMQ8420"  # Channel Status not found.
+_ANSWER_IDS = ("AMQ8147", CHSTATUS_NONE_ID)  # nothing matched a DISPLAY: answers, not failures
+
+
+@dataclass
+class ChannelStatusAnswer:
+    """The channel instances of one DISPLAY CHSTATUS answer, and why the answer cannot be read (``error``, None
+    when it can).  With an error, ``channels`` holds the instances that could be read: not all of them."""
+
+    channels: list[ChannelState] = field(default_factory=list)
+    error: str | None = None
+
+
+def channel_status_from_mqsc(report: MqscReport) -> ChannelStatusAnswer:
+    """The DISPLAY CHSTATUS answer in a runmqsc report read with ``track`` holding :data:`CHSTATUS_ID`.
+
+    Readable as an MQ administrator reads it: ``AMQ8417I`` blocks, each naming its CHANNEL and STATUS (DISPLAY
+    CHSTATUS always shows both), or ``AMQ8420I: Channel Status not found.`` (no channel has a status: an empty
+    answer, the channels are legitimately absent).  Anything else is unreadable and must not pass for "no channel
+    running": no answer at all (garbage, output cut off before it, ``AMQ8405E`` syntax error, ``AMQ8146E``, "MQSC
+    command not recognised"), or a block without its CHANNEL or STATUS (cut off, garbled).  The error names what
+    was seen, one line cut to 120 characters.
+    """
+    channels = mqscmap.channels(report.blocks)
+    unreadable = [o for o in report.objects if o.msg_id == CHSTATUS_ID and not _readable_status(o.fields)]
+    if unreadable:
+        total = sum(1 for o in report.objects if o.msg_id == CHSTATUS_ID)
+        first = unreadable[0]
+        seen = f"starts {first.first_line!r}" if first.first_line else "nothing after its header"
+        return ChannelStatusAnswer(channels, f"DISPLAY CHSTATUS: {len(unreadable)} of {total} channel status "
+                                             f"blocks unreadable (no CHANNEL or STATUS); the first {seen}")
+    answered = (channels or any(o.msg_id == CHSTATUS_ID for o in report.objects)
+                or any(m.startswith(CHSTATUS_NONE_ID) for m in report.messages))
+    if answered:
+        return ChannelStatusAnswer(channels)
+    seen = next((m for m in report.messages if not m.startswith(_ANSWER_IDS)), None)
+    seen = seen if seen is not None else next(iter(report.stray), None)
+    what = f"saw {seen[:_SHOWN]!r}" if seen else "nothing else in the output"
+    return ChannelStatusAnswer(channels, f"DISPLAY CHSTATUS: no readable answer (no {CHSTATUS_ID}I channel status "
+                                         f"block, no {CHSTATUS_NONE_ID}I Channel Status not found); {what}")
+
+
+def _readable_status(fields: dict[str, str]) -> bool:
+    return bool(mqscmap.text(fields.get("CHANNEL")) and mqscmap.text(fields.get("STATUS")))
+
+
 def channel_definitions_from_mqsc(blocks: list[dict[str, str]]) -> list[ChannelDefinition]:
     """The DISPLAY CHANNEL blocks (channel blocks with no status attribute)."""
     return mqscmap.channel_definitions(blocks)
@@ -456,6 +550,10 @@ class MqscAnswer:
     usable: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     error: str | None = None
+    # Items that did not fail but carry no ``parameters`` object (as :func:`_shown` quotes them): nothing to
+    # report for most DISPLAYs, an unreadable answer for DISPLAY CHSTATUS (channel_status_from_mqsc_json).
+    unreadable: list[str] = field(default_factory=list)
+    benign: int = 0  # items that failed with a benign reason (nothing matched the DISPLAY)
 
 
 def mqsc_answer(data: Any, what: str, benign: tuple[int, ...]) -> MqscAnswer:
@@ -474,9 +572,12 @@ def mqsc_answer(data: Any, what: str, benign: tuple[int, ...]) -> MqscAnswer:
         if code < MQCC_FAILED:  # OK or warning; an item without parameters carries nothing to report
             if isinstance(params, dict):
                 answer.usable.append(params)
+            else:
+                answer.unreadable.append(_shown(item))
             continue
         reason = to_int(item.get("reasonCode"))
         if reason in benign:
+            answer.benign += 1
             continue
         benign_only = False
         messages = item.get("message")
@@ -521,6 +622,34 @@ def channels_from_mqsc_json(chstatus: list[dict[str, Any]]) -> list[ChannelState
     """Channel instances from the parameters of DISPLAY CHSTATUS, sorted by name and connection."""
     channels = [mqscmap.channel_state(mqscmap.upper_keys(params)) for params in chstatus]
     return sorted((c for c in channels if c is not None), key=lambda c: (c.name, c.connection))
+
+
+def channel_status_from_mqsc_json(answer: MqscAnswer) -> ChannelStatusAnswer:
+    """The DISPLAY CHSTATUS runCommandJSON answer: the channel instances, and an error when an item cannot be
+    read (parameters that are not an object, or without ``channel`` or ``status``, which every CHSTATUS item
+    carries), as :func:`channel_status_from_mqsc` reads the runmqsc text.  Items that failed are not unreadable
+    (MQ said why: :func:`mqsc_answer`'s ``failures``)."""
+    readable = [p for p in answer.usable if _text(p.get("channel")) and _text(p.get("status"))]
+    unreadable = [*answer.unreadable, *(_shown(p) for p in answer.usable if not (
+        _text(p.get("channel")) and _text(p.get("status"))))]
+    channels = channels_from_mqsc_json(readable)
+    if not unreadable and not (answer.usable or answer.benign or answer.failures):
+        return ChannelStatusAnswer(channels, "DISPLAY CHSTATUS: no readable answer (no channel status item, no "
+                                             "'Channel Status not found' item: an empty commandResponse)")
+    if not unreadable:
+        return ChannelStatusAnswer(channels)
+    total = len(answer.usable) + len(answer.unreadable)
+    return ChannelStatusAnswer(channels, f"DISPLAY CHSTATUS: {len(unreadable)} of {total} channel status items "
+                                         f"unreadable (no channel or status); the first is {unreadable[0]}")
+
+
+def _shown(value: Any) -> str:
+    """An answer's item as an error quotes it: its JSON, cut to 120 characters."""
+    try:
+        text = json.dumps(value, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(type(value))
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
 def channel_definitions_from_mqsc_json(definitions: list[dict[str, Any]]) -> list[ChannelDefinition]:

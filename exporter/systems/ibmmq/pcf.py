@@ -35,6 +35,7 @@ from .model import (
     Throughput,
     channel_type_word,
 )
+from .parse import ChannelStatusAnswer
 from .states import STATES, UNKNOWN, qmgr_state_from_code
 from .statistics import PublicationStats, ResetQstatsStats, StatisticsError, describe_error
 
@@ -281,6 +282,29 @@ def channel_from_pcf(item: dict, first_is_long: bool = True) -> ChannelState | N
     )
 
 
+def channel_status_from_pcf(items: Iterable[Any], first_is_long: bool = True) -> ChannelStatusAnswer:
+    """The MQCMD_INQUIRE_CHANNEL_STATUS answers, and an error when one cannot be read: not a parameter mapping, or
+    without the channel name or status that every answer carries (as the runmqsc and REST readers require); the
+    error quotes the first such answer, cut to 120 characters.  The answers that can be read are kept."""
+    channels: list[ChannelState] = []
+    unreadable: list[Any] = []
+    total = 0
+    for item in items:
+        total += 1
+        readable = isinstance(item, dict) and _int(item.get(MQIACH_CHANNEL_STATUS)) is not None
+        channel = channel_from_pcf(item, first_is_long) if readable else None
+        if channel is None:
+            unreadable.append(item)
+        else:
+            channels.append(channel)
+    if not unreadable:
+        return ChannelStatusAnswer(channels)
+    shown = repr(unreadable[0])
+    shown = shown if len(shown) <= 120 else shown[:120] + "..."
+    return ChannelStatusAnswer(channels, f"INQUIRE_CHANNEL_STATUS: {len(unreadable)} of {total} channel status "
+                                         f"answers unreadable (no channel name or status); the first is {shown}")
+
+
 def definition_from_pcf(item: dict) -> ChannelDefinition | None:
     """One MQCMD_INQUIRE_CHANNEL answer."""
     name = _text(item.get(MQCACH_CHANNEL_NAME, ""))
@@ -368,12 +392,15 @@ def snapshot_from_pcf(qmgr: str, qmgr_status: Iterable[dict], queue_status: Iter
         queue.file_size_mb = _number(item.get(MQIACF_CUR_Q_FILE_SIZE))
         queue.file_max_size_mb = _number(item.get(MQIACF_CUR_MAX_FILE_SIZE))
         queue.monitoring = _word(MQMON_WORDS, item.get(MQIACF_MONITORING))
-    channels = [c for c in (channel_from_pcf(item, first_is_long) for item in channel_status) if c is not None]
+    chstatus = channel_status_from_pcf(channel_status, first_is_long)
     definitions = None
     if channel_definitions is not None:
         definitions = [d for d in (definition_from_pcf(item) for item in channel_definitions) if d is not None]
-    return QmgrSnapshot(qmgr=qmgr, status=status, queues=sorted(by_name.values(), key=lambda q: q.name),
-                        channels=channels, channel_definitions=definitions, health=health)
+    snap = QmgrSnapshot(qmgr=qmgr, status=status, queues=sorted(by_name.values(), key=lambda q: q.name),
+                        channels=chstatus.channels, channel_definitions=definitions, health=health)
+    if chstatus.error:  # an answer that cannot be read is not "no channel running"
+        snap.source_errors["chstatus"] = chstatus.error
+    return snap
 
 
 def queue_statistics(params: dict) -> dict[str, tuple[int, int]]:

@@ -26,11 +26,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ...core.secrets import remember, scrub
-from .model import Backend, BackendError, ChannelState, QmgrSnapshot, QueueStatus
+from .model import Backend, BackendError, QmgrSnapshot, QueueStatus
 from .parse import (
     AnswerShapeError,
+    ChannelStatusAnswer,
+    MqscAnswer,
     channel_definitions_from_mqsc_json,
-    channels_from_mqsc_json,
+    channel_status_from_mqsc_json,
     describe_mqwb_error,
     health_from_mqsc_json,
     mqsc_answer,
@@ -86,6 +88,14 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[override]
         return None
+
+
+def _with_channels(snap: QmgrSnapshot, chstatus: ChannelStatusAnswer) -> QmgrSnapshot:
+    """The snapshot with the channel instances read, and the answer's error as the ``chstatus`` source's."""
+    snap.channels = chstatus.channels
+    if chstatus.error:
+        snap.source_errors["chstatus"] = chstatus.error[:500]
+    return snap
 
 
 def _quote_name(name: str) -> str:
@@ -303,6 +313,10 @@ class RestBackend(Backend):
 
     def _mqsc(self, command: dict[str, Any], benign: tuple[int, ...]) -> list[dict[str, Any]]:
         """The ``parameters`` of each usable item of one runCommandJSON DISPLAY; failed items are recorded."""
+        return self._mqsc_answer(command, benign).usable
+
+    def _mqsc_answer(self, command: dict[str, Any], benign: tuple[int, ...]) -> MqscAnswer:
+        """One runCommandJSON DISPLAY's answer; failed items are recorded, a failed command raises."""
         what = f"DISPLAY {command['qualifier'].upper()}"
         data = self._request("POST", f"{self._prefix()}/action/qmgr/{_quote_name(self.qmgr)}/mqsc", command)
         answer = self._parsed(mqsc_answer, data, what, benign)
@@ -312,7 +326,7 @@ class RestBackend(Backend):
                 log.warning("queue manager %s: skipped %s", self.qmgr, self._secret_free(failure))
         if answer.error:
             raise self._fail(answer.error)
-        return answer.usable
+        return answer
 
     def _queues_mqsc(self) -> list[QueueStatus]:
         status = self._mqsc(QSTATUS_COMMAND, (MQRC_UNKNOWN_OBJECT_NAME,))
@@ -323,17 +337,24 @@ class RestBackend(Backend):
         data = self._request("GET", f"{self._prefix()}/qmgr/{_quote_name(self.qmgr)}/queue?{V1_QUEUE_QUERY}")
         return self._parsed(queues_from_v1, data)
 
-    def _channels(self) -> list[ChannelState]:
-        return channels_from_mqsc_json(self._mqsc(CHSTATUS_COMMAND, (MQRCCF_CHL_STATUS_NOT_FOUND,)))
+    def _channels(self) -> ChannelStatusAnswer:
+        """DISPLAY CHSTATUS: the channel instances, and an error when the answer cannot be read (an item without a
+        channel name or status), for ``source_errors["chstatus"]``; a command MQ failed still fails the snapshot."""
+        answer = self._mqsc_answer(CHSTATUS_COMMAND, (MQRCCF_CHL_STATUS_NOT_FOUND,))
+        chstatus = channel_status_from_mqsc_json(answer)
+        if chstatus.error:
+            chstatus.error = self._secret_free(chstatus.error)
+            log.info("queue manager %s: %s", self.qmgr, chstatus.error)
+        return chstatus
 
-    def _channels_v1(self) -> list[ChannelState]:
+    def _channels_v1(self) -> ChannelStatusAnswer:
         try:
             return self._channels()
         except RestHTTPError as exc:
             if exc.status in (400, 404, 405, 415, 501):  # an mqweb (9.0.x) without runCommandJSON
                 self.item_errors.append(f"channels not available through REST API v1: {exc}")
                 log.info("queue manager %s: no channel status through v1: %s", self.qmgr, exc)
-                return []
+                return ChannelStatusAnswer()
             raise
 
     def snapshot(self) -> QmgrSnapshot:
@@ -343,8 +364,10 @@ class RestBackend(Backend):
         if not qmgr_state(status).running:
             return QmgrSnapshot(qmgr=self.qmgr, status=status)
         if self.api_version == "v1":  # no MQSC here: definitions and health stay None
-            return QmgrSnapshot(qmgr=self.qmgr, status=status, queues=self._queues_v1(), channels=self._channels_v1())
-        snap = QmgrSnapshot(qmgr=self.qmgr, status=status, queues=self._queues_mqsc(), channels=self._channels())
+            queues = self._queues_v1()
+            return _with_channels(QmgrSnapshot(qmgr=self.qmgr, status=status, queues=queues), self._channels_v1())
+        queues = self._queues_mqsc()
+        snap = _with_channels(QmgrSnapshot(qmgr=self.qmgr, status=status, queues=queues), self._channels())
         self._optional_sources(snap)
         return snap
 

@@ -22,7 +22,14 @@ from ...core.runner import CommandError, CommandNotFound, CommandResult, Command
 from ...core.textlines import iter_lines
 from . import mqscmap
 from .model import Backend, BackendError, BackendNotAvailable, QmgrSnapshot, Throughput
-from .parse import channels_from_mqsc, parse_dspmq_records, parse_mqsc, queues_from_mqsc
+from .parse import (
+    CHSTATUS_ID,
+    ChannelStatusAnswer,
+    channel_status_from_mqsc,
+    parse_dspmq_records,
+    queues_from_mqsc,
+    read_mqsc,
+)
 from .states import qmgr_state
 from .statistics import AmqsruaStats
 
@@ -81,6 +88,7 @@ class RunmqscBackend(Backend):
         self.timeout = timeout
         self.env = env
         self.last_messages: list[str] = []  # AMQ messages of the last runmqsc session, for diagnostics
+        self._chstatus = ChannelStatusAnswer()  # the DISPLAY CHSTATUS answer of the last session
 
     def snapshot(self) -> QmgrSnapshot:
         """The queue manager's status and, when it is running, its queues and channel instances."""
@@ -91,7 +99,9 @@ class RunmqscBackend(Backend):
             return QmgrSnapshot(qmgr=self.qmgr, status=status)
         blocks = self._display(deadline)
         snap = QmgrSnapshot(qmgr=self.qmgr, status=status, queues=queues_from_mqsc(blocks),
-                            channels=channels_from_mqsc(blocks))
+                            channels=self._chstatus.channels)
+        if self._chstatus.error:  # an answer that cannot be read is not "no channel running"
+            snap.source_errors["chstatus"] = self._chstatus.error
         self._optional_sources(snap, blocks)
         if self.stats is not None and self.stats.present:
             snap.throughput = self._statistics(snap)
@@ -144,8 +154,10 @@ class RunmqscBackend(Backend):
     def _display(self, deadline: float) -> list[dict[str, str]]:
         stdin = "".join(command + "\n" for command in MQSC_COMMANDS)
         result = self._run(self.runmqsc, ["-e", self.qmgr], deadline, input_text=stdin)
-        blocks, messages = parse_mqsc(result.stdout)
+        report = read_mqsc(result.stdout, track=(CHSTATUS_ID,))
+        blocks, messages = report.blocks, report.messages
         self.last_messages = messages
+        self._chstatus = channel_status_from_mqsc(report)
         fatal = [m for m in messages if m[:7] in _FATAL_IDS]
         if fatal:
             reason = _FATAL_IDS[fatal[0][:7]]
