@@ -23,8 +23,9 @@ CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; base-
 DOCS = "https://github.com/middleware-exporter/middleware-exporter/blob/main/"
 GUIDE_ROW = re.compile(r"\b(?:HPOM|ORA|MQ|VHI|DOM|HOST)-[A-Z0-9]+(?:-[A-Z0-9]+)*\b")
 STATES = {  # state -> (badge text, meaning)
-    "ok": ("OK", "the last run finished in time and every target was read"),
-    "degraded": ("Degraded", "the last run finished, a target is down: the other targets' metrics are served"),
+    "ok": ("OK", "the last run finished in time and every target and source was read"),
+    "degraded": ("Degraded", "the last run finished, but a target is down or a source failed (named under Last "
+                 "error): the metrics that were read are served"),
     "failed": ("Failed", "the last run raised, timed out or produced invalid samples: no metrics from it"),
     "pending": ("Pending", "the first run has not finished yet"),
     "up": ("Up", "read in the last run"),
@@ -142,7 +143,7 @@ def _targets(collector: dict, now: float) -> str:
 
 
 def _other_errors(collector: dict) -> str:
-    """Source errors that belong to no target's listing (a collector-level source, a warning of a source read)."""
+    """Source errors that belong to no target's listing (a collector-level source: a stuck mount, a command)."""
     named = {collector["name"]} | {t["name"] for t in collector.get("targets") or []}
     listed = {s["name"] for t in collector.get("targets") or [] for s in t["sources"] if not s["success"]}
     rest = {k: v for k, v in (collector.get("source_errors") or {}).items()
@@ -151,7 +152,7 @@ def _other_errors(collector: dict) -> str:
     if not rest:
         return ""
     items = "".join(f'<li><span class="rowid">{escape(k)}</span>: {_error(v)}</li>' for k, v in sorted(rest.items()))
-    return f'<h3>Source notes</h3><ul class="sources">{items}</ul>'
+    return f'<h3>Failed sources</h3><ul class="sources">{items}</ul>'
 
 
 def _collector(c: dict, rows: list[str], now: float) -> str:
@@ -222,5 +223,6 @@ def render(collectors: list[dict], readiness: dict, guide: dict[str, list[str]],
         "done</li></ul></nav></header>"
         f"<main>{sections}{off}</main>"
         f"<footer><dl>{legend}</dl>The same states as <code>middleware_scrape_collector_success</code> (1 only when "
-        "OK), <code>middleware_target_up</code> and the log's <code>target down</code> lines. Errors are shown "
+        "OK), <code>middleware_target_up</code> and the log's <code>target down</code> and <code>source "
+        "failed</code> lines. Errors are shown "
         "with secrets masked.</footer></body></html>")

@@ -81,6 +81,18 @@ def _samples(exporter) -> dict[tuple[str, str], float]:
     return result
 
 
+def _api(exporter) -> dict:
+    return next(c for c in json.loads(exporter.get("/api/v1/collectors")[2]) if c["name"] == "filesystem")
+
+
+def _success(exporter) -> float | None:
+    for family in text_string_to_metric_families(exporter.get("/metrics")[2].decode()):
+        for sample in family.samples:
+            if sample.name == "middleware_scrape_collector_success" and sample.labels["collector"] == "filesystem":
+                return sample.value
+    return None
+
+
 def _threads(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("Threads:"):
@@ -136,8 +148,18 @@ def test_a_hanging_fuse_statfs_is_reported_stuck_and_does_not_stall_anything(tmp
         assert samples[("middleware_filesystem_device_error", mp)] == 1
         assert ("middleware_filesystem_size_bytes", mp) not in samples
         assert samples[("middleware_filesystem_size_bytes", "/")] > 0  # the other mounts' figures keep coming
-        api = next(c for c in json.loads(exporter.get("/api/v1/collectors")[2]) if c["name"] == "filesystem")
+        api = _api(exporter)
         assert api["source_errors"][f"statfs {mp}"].startswith("stuck: statvfs has not returned")
+        # issue 38, item 5: a stuck mount makes the run degraded in the API, the metric, the page and the log
+        # (it read as "ok", success 1), naming the mount and why
+        api = _wait(lambda: (a := _api(exporter))["state"] == "degraded" and a, "the collector degraded",
+                    exporter.proc)
+        assert api["last_success"] is False and f"statfs {mp}: stuck: statvfs has not returned for" in \
+            api["last_error"], api
+        assert _success(exporter) == 0  # every run degraded while the mount stays stuck
+        page = exporter.get("/")[2].decode()
+        assert 'class="collector degraded" id="collector-filesystem"' in page, page
+        assert f"sources=statfs {mp} msg='source failed; collector degraded'" in exporter.log(), exporter.log()
         # Later runs: fresh figures for the others, the stuck mount not asked again, no thread added per run.
         runs, threads = _runs(exporter), _threads(exporter.proc.pid)
         _wait(lambda: _runs(exporter) >= runs + 5, "five more runs", exporter.proc)
@@ -158,6 +180,12 @@ def test_a_hanging_fuse_statfs_is_reported_stuck_and_does_not_stall_anything(tmp
                         "the FUSE mount recovered", exporter.proc)
         assert samples[("middleware_filesystem_size_bytes", mp)] == 1000 * 4096
         assert samples[("middleware_filesystem_stuck", mp)] == 0
+        # the degraded state ends with the hang (on a host whose other mounts all answer: ok, success 1)
+        api = _wait(lambda: f"statfs {mp}" not in ((a := _api(exporter))["last_error"] or "") and a,
+                    "the stuck mount gone from the last error", exporter.proc)
+        if not api["source_errors"]:
+            assert api["state"] == "ok" and api["last_error"] is None, api
+            assert _wait(lambda: _success(exporter) == 1, "collector success 1", exporter.proc)
         assert samples[("middleware_filesystem_device_error", mp)] == 0
     finally:
         release.touch()

@@ -9,11 +9,14 @@ fake oracledb driver); the hung commands are scripts that note their pid and sle
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import shutil
 import signal
 import threading
 import time
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -204,8 +207,11 @@ def test_exporter_publishes_what_answered_while_the_commands_hang(hpom_server, s
             break
         assert time.monotonic() < give_up, hpom
         time.sleep(0.2)
-    assert hpom["last_success"] is True, hpom["last_error"]
-    assert hpom["runs"] == 1 and hpom["failures"] == 0
+    # the run is published with what answered, and degraded (issue 38): its success is 0 and it says which
+    # sources failed and why
+    assert hpom["samples_served"] is True and hpom["state"] == "degraded", hpom
+    assert hpom["last_success"] is False and hpom["runs"] == 1 and hpom["failures"] == 1
+    assert hpom["last_error"] == "3 sources failed: " + "; ".join(f"{name}: timed out after 3s" for name in HUNG)
     errors = hpom["source_errors"]
     assert {name: errors.get(name) for name in HUNG} == {name: f"{name}: timed out after 3s" for name in HUNG}
     assert set(errors) == set(HUNG)
@@ -214,7 +220,7 @@ def test_exporter_publishes_what_answered_while_the_commands_hang(hpom_server, s
     assert status == 200
     families = list(text_string_to_metric_families(body.decode()))
     samples = _samples(families)
-    assert samples[("middleware_scrape_collector_success", (("collector", "hpom"),))] == 1
+    assert samples[("middleware_scrape_collector_success", (("collector", "hpom"),))] == 0
     _assert_answering_sources_kept(samples)
     assert _v(samples, "source_success", source="queue_count") == 1
     assert _v(samples, "queue_entries", queue="msgmgrq") == QUEUES["msgmgrq"] // 512
@@ -227,4 +233,69 @@ def test_exporter_publishes_what_answered_while_the_commands_hang(hpom_server, s
     log = exporter.log()
     for name in HUNG:
         assert f"sources={name} " in log and f"{name}: timed out after 3s" in log, log
+    assert "collection failed" not in log and "msg='source failed; collector degraded'" in log, log
+
+
+@pytest.mark.integration
+def test_failing_sources_make_the_run_degraded_everywhere(hpom_server, start_exporter, tmp_path):
+    """Issue 38, item 5: opcsv hung, ovc printing garbage and ovconfget failing read as collector state "ok",
+    success 1 and no last error, the failures only under source_errors.  Now the metric, the API, the status page,
+    /readyz and the log agree that the run is degraded, and name each failed source with its error; the per-source
+    series stay as they were and the figures that were read are served."""
+    _hang(hpom_server, tmp_path, ("opcsv",))
+    bindir = tmp_path / "bin"
+    hpom_server["ovc"] = shell_script(bindir / "ovc-garbage", "head -c 300 /dev/urandom\n")
+    hpom_server["ovconfget"] = shell_script(bindir / "ovconfget-failing",
+                                            'echo "ovconfget: cannot open the configuration: Permission denied" >&2\n'
+                                            "exit 3\n")
+    hpom_server.update(command_timeout="2s", timeout="6s", interval="10m")
+    fixture = tmp_path / "db-e2e.yaml"
+    shutil.copy(SERVER / "db.yaml", fixture)
+    env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(fixture), "HPOM_DB_PASSWORD": "Sup3r-S3cret-pw"}
+    config = yaml.safe_dump({"collectors": {"host": {"enabled": False}, "process": {"enabled": False},
+                                            "hpom": hpom_server}})
+    exporter = start_exporter(config=config, env=env)  # ready: the first run has finished
+    hpom = next(c for c in yaml.safe_load(exporter.get("/api/v1/collectors")[2]) if c["name"] == "hpom")
+    failed = ("opcsv", "ovc", "ovconfget")
+    errors = hpom["source_errors"]
+    assert set(errors) == set(failed), errors
+    assert errors["opcsv"] == "opcsv: timed out after 2s"
+    assert "ovconfget" in errors["ovconfget"] and "exit status 3" in errors["ovconfget"]
+    # the API: degraded, success false, the samples served, the last error naming every failed source and why
+    assert hpom["state"] == "degraded" and hpom["last_success"] is False and hpom["samples_served"] is True, hpom
+    assert hpom["last_error"].startswith("3 sources failed: "), hpom["last_error"]
+    for name in failed:
+        assert errors[name].removeprefix(f"{name}: ") in hpom["last_error"]
+        assert f"{name}: " in hpom["last_error"]
+    [target] = hpom["targets"]
+    assert target["state"] == "up"  # the server answered (queues, database): the target stays up
+    assert {s["name"] for s in target["sources"] if not s["success"]} == set(failed)
+
+    # the metric: success 0, the per-source series as before, the figures that were read served
+    samples = _samples(text_string_to_metric_families(exporter.get("/metrics")[2].decode()))
+    assert samples[("middleware_scrape_collector_success", (("collector", "hpom"),))] == 0
+    assert samples[("middleware_scrape_collector_failures_total", (("collector", "hpom"),))] == 1
+    assert samples[("middleware_target_up", (("collector", "hpom"), ("target", target["name"])))] == 1
+    for name in failed:
+        assert _v(samples, "source_success", source=name) == 0
+    _assert_answering_sources_kept(samples)
+
+    # the status page: the collector's section degraded, with the same last error
+    page = exporter.get("/")[2].decode()
+    section = page[page.index('id="collector-hpom"') - 40:]
+    section = section[:section.index("</section>")]
+    assert 'class="collector degraded"' in section and 'class="badge degraded"' in section, section
+    assert escape(hpom["last_error"]) in section
+    assert "a source failed" in section  # the state's meaning says why it is degraded
+
+    # /readyz: ready, "degraded", the collector listed
+    status, _, body = exporter.get("/readyz")
+    assert status == 200 and json.loads(body)["status"] == "degraded"
+    assert json.loads(body)["failing_collectors"] == ["hpom"]
+
+    # the log: each failed source once, saying the collector is degraded; no "collection failed"
+    log = exporter.log()
+    lines = [line for line in log.splitlines() if "collector=hpom sources=" in line]
+    assert {re.search(r"sources=(\S+)", line).group(1) for line in lines} == set(failed), log
+    assert all("collector degraded" in line for line in lines), lines
     assert "collection failed" not in log

@@ -4,6 +4,8 @@ and the real python-oracledb driver against a closed port.  No Oracle server can
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
@@ -317,6 +319,52 @@ def test_exporter_process_with_two_databases(start_exporter, tmp_path):
                             timeout=60)
     assert result.returncode == 0 and not result.stdout.strip(), result.stdout.decode() + result.stderr.decode()
     assert "Tiger-Tiger-42" not in exporter.log()
+
+
+@pytest.mark.integration
+def test_exporter_process_degraded_while_queries_fail(start_exporter, tmp_path):
+    """Issue 38, item 5: a database that answers but refuses its queries (ORA-00942: the monitoring account lacks
+    the grants) read as success 1 with the errors only under source_errors.  The database stays up (it answers),
+    but the run is degraded in the metric, the API, the status page and the log, naming the failed queries."""
+    fixture = tmp_path / "db.yaml"
+    data = yaml.safe_load((FIX / "db.yaml").read_text())
+    data["databases"][ERP]["queries"] = []  # the fake answers ORA-00942 to a statement no entry matches
+    fixture.write_text(yaml.safe_dump(data))
+    env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(fixture), "ORA_MONITOR_PW": "Tiger-Tiger-42"}
+    exporter = start_exporter("--config", _config(tmp_path), env=env)
+    oracle = next(c for c in json.loads(exporter.get("/api/v1/collectors")[2]) if c["name"] == "oracle")
+    failed = {source: error for source, error in oracle["source_errors"].items() if source.startswith("erp:")}
+    assert len(failed) >= 20 and all("ORA-00942" in error for error in failed.values()), oracle["source_errors"]
+    assert not any(source.startswith("opcdb") for source in oracle["source_errors"]), oracle["source_errors"]
+    targets = {t["name"]: t for t in oracle["targets"]}
+    assert targets["erp"]["state"] == "up" and targets["opcdb"]["state"] == "up"  # the database answers
+    assert oracle["state"] == "degraded" and oracle["last_success"] is False, oracle
+    # one line for all of them: the count, a few names per error text, each text once
+    last_error = oracle["last_error"]
+    assert last_error.startswith(f"{len(oracle['source_errors'])} sources failed: "), last_error
+    shared = [source for source, error in failed.items() if error == "ORA-00942: table or view does not exist"]
+    assert len(shared) >= 20
+    assert re.search(rf"(erp:\w+, ){{3}}erp:\w+ and {len(shared) - 4} more: ORA-00942: table or view does not "
+                     "exist", last_error), last_error
+    assert sum(bool(re.search(rf"{re.escape(name)}\b", last_error)) for name in shared) == 4, last_error
+
+    text = exporter.get("/metrics")[2].decode()
+    assert 'middleware_scrape_collector_success{collector="oracle"} 0.0' in text
+    assert 'middleware_target_up{collector="oracle",target="erp"} 1.0' in text
+    assert 'middleware_oracle_up{database="erp"} 1.0' in text
+    query = next(iter(failed)).split(":", 1)[1]
+    assert f'middleware_oracle_query_success{{database="erp",query="{query}"}} 0.0' in text  # per-query series
+    assert 'middleware_oracle_redo_log_switches_total{database="opcdb",thread="1"} 48213.0' in text
+
+    page = exporter.get("/")[2].decode()
+    section = page[page.index('id="collector-oracle"') - 40:]
+    section = section[:section.index("</section>")]
+    assert 'class="collector degraded"' in section and html.escape(oracle["last_error"]) in section
+    status, _, body = exporter.get("/readyz")
+    assert status == 200 and json.loads(body)["status"] == "degraded"
+    log = exporter.log()
+    assert re.search(r"collector=oracle sources=erp:[^\n]* msg='\d+ sources failed; collector degraded' "
+                     r"error='ORA-00942", log), log
 
 
 @pytest.mark.skipif(not os.environ.get("MWE_TEST_ORACLE_DSN"),

@@ -14,7 +14,9 @@ Design (documented in the README, "How collection works"):
   that raises, returns invalid samples or overruns its timeout marks that collector failed
   (``middleware_scrape_collector_success 0``) and drops its samples from the snapshot; other collectors are
   untouched.  A run still hung at the next tick is not started again (no thread pile-up); the failure says
-  how long it has been running.
+  how long it has been running.  A run that finished while a target was down or a source failed is *degraded*:
+  its samples are served, its success is 0 too and ``last_error`` names the targets and sources and why
+  (:func:`failed_sources`).
 * The exposition (:mod:`.exposition`) and the exporter's own metrics (:mod:`.selfmetrics`) read the states
   kept here.
 * Failures are logged once per distinct cause: when a collector or source starts failing, when the cause changes
@@ -240,7 +242,7 @@ class CollectorState:
     source_errors: dict[str, str] = field(default_factory=dict)
     version: int = 0  # bumped whenever `families` changes
     # What middleware_scrape_collector_success says (core/targets.py): the run finished in time with valid samples
-    # (`success`) and every target it watches is up.  None before the first run.
+    # (`success`), every target it watches is up and no source failed.  None before the first run.
     worked: bool | None = None
     targets: dict[str, TargetState] = field(default_factory=dict)
     logged_targets: dict[str, _Cause] = field(default_factory=dict)  # target -> the "target down" cause last logged
@@ -264,7 +266,8 @@ class CollectorState:
     @property
     def state(self) -> str:
         """``pending`` before the first run; ``ok`` when it worked; ``degraded`` when the run finished but a target
-        is down (its other targets' samples are served); ``failed`` when the run itself failed (no samples)."""
+        is down or a source failed (what was read is served, :func:`failed_sources`); ``failed`` when the run
+        itself failed (no samples)."""
         if self.success is None:
             return "pending"
         if not self.success:
@@ -300,6 +303,53 @@ UNSETTLED = "the error text changes on every attempt: further changes are not lo
 def _names(sources: list[str], shown: int = 8) -> str:
     names = ",".join(sorted(sources)[:shown])
     return names + (f",...({len(sources) - shown} more)" if len(sources) > shown else "")
+
+
+def _of_down_target(source: str, down: dict[str, TargetState]) -> bool:
+    """Whether a source error is a down target's own or one of its sources': its "target down" says it."""
+    return any(source == name or source.startswith((f"{name}:", f"{name}/")) or source in target.sources
+               for name, target in down.items())
+
+
+def failed_sources(state: CollectorState) -> dict[str, str]:
+    """The sources that failed in a collector's last finished run, with their errors (such a run is degraded,
+    docs/architecture.md, "Targets and what success means"): its ``source_errors`` and the failed sources of its
+    targets that are up, less those of a target that is down (its "target down" says why).  A target's source that
+    ``source_errors`` does not name is ``target/source``."""
+    down = {name: target for name, target in state.targets.items() if target.up is False}
+    failed = {source: message for source, message in sorted(state.source_errors.items())
+              if not _of_down_target(source, down)}
+    for name, target in state.targets.items():
+        if target.up is False:
+            continue
+        for source, (ok, error) in sorted(target.sources.items()):
+            named = (source, f"{name}:{source}", f"{name}/{source}", f"{name}/{source.partition(':')[0]}")
+            if ok or any(key in state.source_errors for key in named) or state.source_errors.get(name) == error:
+                continue  # told already: under its own key, or its text under the target's
+            failed[f"{name}/{source}"] = error or "failed"
+    return failed
+
+
+def _failed_summary(failed: dict[str, str], shown: int = 4) -> str:
+    """A degraded run's ``last_error``: ``3 sources failed: opcsv: timed out after 3s; ovc: ...``.  Sources with
+    the same error text share it (``db1:a, db1:b and 21 more: ORA-00942: ...``), the most common first; at most
+    ``shown`` texts and ``shown`` names per text are spelt out, so 500 failing queries stay one short line."""
+    by_error: dict[str, list[str]] = {}
+    for source, message in failed.items():
+        by_error.setdefault(message, []).append(source)
+    groups = sorted(by_error.items(), key=lambda item: -len(item[1]))  # the most common error first
+    parts = []
+    for message, sources in groups[:shown]:
+        if len(sources) == 1 and message.startswith(f"{sources[0]}:"):
+            parts.append(message)  # the text names its source already ("opcsv: timed out after 3s")
+            continue
+        more = f" and {len(sources) - shown} more" if len(sources) > shown else ""
+        parts.append(f"{', '.join(sources[:shown])}{more}: {message}")
+    if len(groups) > shown:
+        rest = sum(len(sources) for _, sources in groups[shown:])
+        parts.append(f"{rest} more with other errors")
+    what = "source failed" if len(failed) == 1 else f"{len(failed)} sources failed"
+    return f"{what}: {'; '.join(parts)}"
 
 
 class Scheduler:
@@ -471,11 +521,17 @@ class Scheduler:
                 state.source_errors = {k: self._redact(v) for k, v in batch.errors.items()}
                 self._settle_targets(state, batch, now)
                 down = [(name, t.error) for name, t in state.targets.items() if not t.up]
-                state.worked = not down
-                if down:
+                failed = failed_sources(state)
+                state.worked = not down and not failed  # degraded: a target down or a source failed
+                if down or failed:
                     state.failures += 1
-                    more = f" (and {len(down) - 1} more target(s) down)" if len(down) > 1 else ""
-                    state.last_error = f"target {down[0][0]} down: {down[0][1]}{more}"
+                    reasons = []
+                    if down:
+                        more = f" (and {len(down) - 1} more target(s) down)" if len(down) > 1 else ""
+                        reasons.append(f"target {down[0][0]} down: {down[0][1]}{more}")
+                    if failed:
+                        reasons.append(_failed_summary(failed))
+                    state.last_error = "; ".join(reasons)
                 else:
                     state.last_success = now
                     state.last_error = None
@@ -534,11 +590,7 @@ class Scheduler:
         new_causes: dict[tuple[str, str], list[str]] = {}
         messages: dict[tuple[str, str], str] = {}
         current: dict[str, _Cause] = {}
-        down = {name: target for name, target in state.targets.items() if target.up is False}
-        for source, message in state.source_errors.items():
-            if any(source == name or source.startswith((f"{name}:", f"{name}/")) or source in target.sources
-                   for name, target in down.items()):
-                continue  # a down target's own error or its sources': its "target down" line says it
+        for source, message in failed_sources(state).items():  # a down target's: its "target down" line says it
             key = cause_key(message)
             cause = state.logged_sources.get(source)
             seen = "new" if cause is None else cause.observe("", key)
@@ -548,13 +600,16 @@ class Scheduler:
                 messages.setdefault((seen, key), message)
         recovered = sorted(set(state.logged_sources) - set(current))
         state.logged_sources = current
+        # each line says what the collector's state now is (a failed source makes the run degraded)
         for (seen, key), sources in new_causes.items():
             what = "source failed" if len(sources) == 1 else f"{len(sources)} sources failed"
+            what = f"{what}; collector {state.state}"
             log.warning("collector=%s sources=%s msg=%r error=%r", state.name, _names(sources),
                         f"{what}; {UNSETTLED}" if seen == "unsettled" else what, messages[(seen, key)])
         if recovered:
+            what = "source recovered" if len(recovered) == 1 else f"{len(recovered)} sources recovered"
             log.info("collector=%s sources=%s msg=%r", state.name, _names(recovered),
-                     "source recovered" if len(recovered) == 1 else f"{len(recovered)} sources recovered")
+                     f"{what}; collector {state.state}")
 
     def _log_targets(self, state: CollectorState) -> None:
         """``target down`` once per cause (the same error text the API and the page show), ``target recovered``."""

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 _C = ("collector",)
 _P = f"{NAMESPACE}_scrape_collector"
 SUCCESS = MetricSpec(f"{_P}_success", "gauge",
-                     "1 if the collector's last run worked: it finished in time with valid samples and every target "
-                     "it watches is up (middleware_target_up); 0 if it raised, timed out, produced invalid samples "
-                     "or a target is down.", _C)
+                     "1 if the collector's last run worked: it finished in time with valid samples, every target "
+                     "it watches is up (middleware_target_up) and every source was read; 0 if it raised, timed out "
+                     "or produced invalid samples (failed), or a target is down or a source failed (degraded: "
+                     "what was read is served; which source and why in /api/v1/collectors).", _C)
 DURATION = MetricSpec(f"{_P}_duration_seconds", "gauge",
                       "Duration of the collector's last run (the timeout when it overran).", _C)
 LAST_SUCCESS = MetricSpec(f"{_P}_last_success_timestamp_seconds", "gauge",
@@ -29,8 +30,8 @@ INTERVAL = MetricSpec(f"{_P}_interval_seconds", "gauge", "Configured collection 
 SERIES = MetricSpec(f"{_P}_series", "gauge", "Series the collector contributed to the last snapshot.", _C)
 RUNS = MetricSpec(f"{_P}_runs_total", "counter", "Collector runs started.", _C)
 FAILURES = MetricSpec(f"{_P}_failures_total", "counter",
-                      "Collector runs that did not work (error, timeout, invalid samples, still hung, or a target "
-                      "down).", _C)
+                      "Collector runs that did not work (error, timeout, invalid samples, still hung, a target "
+                      "down or a source failed).", _C)
 _T = ("collector", "target")
 TARGET_UP = MetricSpec(f"{NAMESPACE}_target_up", "gauge",
                        "1 if the collector could read the target (a database, queue manager, HPOM server, Domino "

@@ -36,7 +36,8 @@ local utils = import '../lib/utils.libsonnet';
             },
           },
           // A collector whose success is 0 because a target is down is MiddlewareExporterTargetDown's (one alert per
-          // outage): this one is about the collector itself, or a collector without targets.
+          // outage): this one is about the collector itself (its runs fail), a collector without targets, or a
+          // degraded one (a source failed, its targets up: that source's figures are missing, so a ticket).
           {
             alert: 'MiddlewareExporterCollectorFailing',
             expr: |||
@@ -49,9 +50,10 @@ local utils = import '../lib/utils.libsonnet';
             annotations: {
               summary: 'A middleware-exporter collector is failing.',
               description: utils.fold(|||
-                The {{ $labels.collector }} collector on {{ $labels.instance }} has failed for 15 minutes (success =
-                {{ $value }}): it raised an error, overran its timeout or produced invalid samples, and its metrics
-                are left out of /metrics. The error is in the exporter's /api/v1/collectors.
+                The {{ $labels.collector }} collector on {{ $labels.instance }} has not worked for 15 minutes
+                (success = {{ $value }}): its runs failed (an error, a timeout or invalid samples: its metrics are
+                left out of /metrics) or are degraded (a source failed: that source's figures are missing). Which
+                sources and why: last_error on the exporter's status page (/) and in /api/v1/collectors.
               |||),
               runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterCollectorFailing'),
               source: 'docs/architecture.md, How collection works, self-metrics (none)',
