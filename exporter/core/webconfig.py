@@ -25,7 +25,7 @@ import ssl
 import stat
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -593,46 +593,57 @@ class BasicAuth:
     bcrypt runs in one worker thread (at cost 10 it takes about 70 ms, and it must not block the event loop). The
     credentials it accepted are remembered under an HMAC of user, hash and password (a per-process key; the password
     itself is not kept), so a scrape with known-good credentials costs a dictionary lookup. Only successes enter that
-    cache: a password-guessing flood cannot push the right credentials out of it, so they keep working without
-    waiting for bcrypt. Refusals have a small cache of their own (a client repeating one wrong password costs a
-    lookup too). An unknown user is checked against a dummy hash of the same cost, made without running bcrypt, so
-    that its first check costs what a known user's does and timing does not reveal which users exist. At most
-    ``max_pending`` checks wait for the thread; beyond that the request is refused with 503 rather than queued. After
-    a refused check the thread rests as long as that check took before the next one: guessing keeps at most half a
-    core busy, whatever the number of guessers.
+    cache: a password-guessing flood cannot push the right credentials out of it. Refusals have a small cache of
+    their own (a client repeating one wrong password costs a lookup too); checks of the same credentials that arrive
+    together share one bcrypt run.
+
+    The other checks wait in line: one line per client address, the lines served in turn, each first come first
+    served. A check is not turned away because guesses hold the places: up to issue 38 at most 8 could wait and the
+    9th got 503, so during a flood the guessers took every freed place back at once and the first check of the right
+    credentials after a start (nothing cached yet) got 503 for as long as the flood lasted. Now it waits behind at
+    most one check per other address and the checks already waiting from its own (one per connection: HTTP/1.1 asks
+    one thing at a time, and the gate bounds the requests in progress); only beyond ``max_pending`` waiting checks is
+    one refused (None: 503). After a refused check the thread rests as long as that check took: guessing keeps at
+    most half a core busy, whatever the number of guessers.
+
+    An unknown user is checked against a dummy hash of the same cost, made without running bcrypt, so that its first
+    check costs what a known user's does and timing does not reveal which users exist.
     """
 
     CACHE_SIZE = 128  # accepted credentials (a handful in practice: each needs a right password)
     REFUSED_CACHE_SIZE = 256
     _BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-    def __init__(self, max_pending: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, max_pending: int = 64, clock: Callable[[], float] = time.monotonic) -> None:
         self._key = secrets.token_bytes(32)
         self._cache: OrderedDict[bytes, bool] = OrderedDict()
         self._refused: OrderedDict[bytes, bool] = OrderedDict()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bcrypt")
-        self._pending = 0
+        # client address -> its waiting checks (cache key, answer, password, hash, cost), in turn order
+        self._lines: OrderedDict[str, deque[tuple]] = OrderedDict()
+        self._checks: dict[bytes, asyncio.Future[bool]] = {}  # by cache key: waiting or running
+        self._running = False
         self._max_pending = max_pending
-        self._dummy: dict[bytes, bytes] = {}
+        self._dummy: dict[int, bytes] = {}  # only the bcrypt thread reads and writes it
         self._clock = clock
         self._rest_until = 0.0  # only the bcrypt thread reads and writes it
-        self.verifications = 0  # bcrypt runs (refused ones included), for tests and benchmarks
+        self.verifications = 0  # checks run by bcrypt (refused ones included), for tests and benchmarks
 
     def _cache_key(self, user: bytes, hashed: bytes, password: bytes) -> bytes:
         message = b"\0".join(base64.b64encode(p) for p in (user, hashed, password))
         return hmac.new(self._key, message, hashlib.sha256).digest()
 
-    def _dummy_hash(self, cost: bytes) -> bytes:
+    def _dummy_hash(self, cost: int) -> bytes:
         """A valid bcrypt hash of this cost that no password matches: a random salt and a random checksum (no
-        bcrypt run, so the first unknown user costs one bcrypt like any other check)."""
+        bcrypt run, so the first unknown user costs what any other check does)."""
         import bcrypt  # here and in _verify, not at import: only a configuration with basic_auth_users needs it
 
         if cost not in self._dummy:
             checksum = "".join(secrets.choice(self._BCRYPT_ALPHABET) for _ in range(31)).encode()
-            self._dummy[cost] = bcrypt.gensalt(int(cost)) + checksum
+            self._dummy[cost] = bcrypt.gensalt(cost) + checksum
         return self._dummy[cost]
 
-    def _verify(self, password: bytes, hashed: bytes | None, cost: bytes) -> bool:
+    def _verify(self, password: bytes, hashed: bytes | None, cost: int) -> bool:
         rest = self._rest_until - self._clock()
         if rest > 0:
             time.sleep(rest)
@@ -650,9 +661,10 @@ class BasicAuth:
             self._rest_until = now + (now - started)
         return ok
 
-    async def check(self, users: dict[str, bytes], authorization: str | None) -> bool | None:
-        """True: allowed; False: refused; None: too many checks pending (answer 503)."""
-        if not authorization:
+    async def check(self, users: dict[str, bytes], authorization: str | None, source: str = "") -> bool | None:
+        """True: allowed; False: refused; None: too many checks waiting (answer 503). ``source``: the client's
+        address, whose line the check waits in."""
+        if not authorization or not users:
             return False
         scheme, _, encoded = authorization.strip().partition(" ")
         if scheme.lower() != "basic":
@@ -668,25 +680,50 @@ class BasicAuth:
         for name, value in users.items():  # compare every name, in constant time, without an early exit
             if hmac.compare_digest(name.encode(), user):
                 hashed = value
-        cost = hashed[4:6] if hashed is not None else max(v[4:6] for v in users.values())
+        cost = int(hashed[4:6]) if hashed is not None else max(int(v[4:6]) for v in users.values())
         key = self._cache_key(user, hashed or b"", password)
         for cache in (self._cache, self._refused):
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        if self._pending >= self._max_pending:
-            return None
-        self._pending += 1
-        try:
-            loop = asyncio.get_running_loop()
-            ok = await loop.run_in_executor(self._executor, self._verify, password, hashed, cost)
-        finally:
-            self._pending -= 1
-        cache, size = (self._cache, self.CACHE_SIZE) if ok else (self._refused, self.REFUSED_CACHE_SIZE)
-        cache[key] = ok
-        while len(cache) > size:
-            cache.popitem(last=False)
-        return ok
+        answer = self._checks.get(key)
+        if answer is None:
+            if len(self._checks) >= self._max_pending:
+                return None
+            answer = self._checks[key] = asyncio.get_running_loop().create_future()
+            self._lines.setdefault(source, deque()).append((key, answer, password, hashed, cost))
+            self._next()
+        return await asyncio.shield(answer)  # a waiter that goes away does not take the check with it
+
+    def _next(self) -> None:
+        """Hand the next waiting check to the bcrypt thread: the first of the line whose turn it is."""
+        if self._running or not self._lines:
+            return
+        source, line = next(iter(self._lines.items()))
+        key, answer, *job = line.popleft()
+        if line:
+            self._lines.move_to_end(source)
+        else:
+            del self._lines[source]
+        self._running = True
+        done = asyncio.get_running_loop().run_in_executor(self._executor, self._verify, *job)
+        done.add_done_callback(functools.partial(self._finish, key, answer))
+
+    def _finish(self, key: bytes, answer: asyncio.Future[bool], done: asyncio.Future[bool]) -> None:
+        self._running = False
+        del self._checks[key]
+        if done.cancelled() or done.exception() is not None:  # fails closed, not remembered
+            log.error("msg=%s error=%s", _q("basic auth check failed"),
+                      _q("cancelled" if done.cancelled() else repr(done.exception())))
+            answer.set_result(False)
+        else:
+            ok = done.result()
+            cache, size = (self._cache, self.CACHE_SIZE) if ok else (self._refused, self.REFUSED_CACHE_SIZE)
+            cache[key] = ok
+            while len(cache) > size:
+                cache.popitem(last=False)
+            answer.set_result(ok)
+        self._next()
 
 
 class _TokenBucket:
