@@ -762,6 +762,60 @@ def test_a_new_check_waits_its_turn_instead_of_being_turned_away(monkeypatch):
     asyncio.run(run())
 
 
+def test_known_and_unknown_users_cost_the_same_bcrypt_work_whatever_the_hashes_costs(monkeypatch, tmp_path):
+    """Issue 38.4: with hashes of different costs (here 4 and 6), an unknown user was checked at the highest cost:
+    four times a wrong password for the cost-4 user (an unknown user 180 ms, a known one 95 ms, at costs 11 and 10).
+    Now every check costs the bcrypt work of the costliest hash (2^6 rounds), whoever the user, and repeating a
+    wrong password costs nothing either way. Counted in bcrypt calls and the rounds of the hashes they were given."""
+    calls: list[int] = []
+    real = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda p, h: calls.append(int(h[4:6])) or real(p, h))
+    users = {"cheap": bcrypt_hash(PASSWORD, 4).encode(), "dear": bcrypt_hash(PASSWORD, 6).encode()}
+    auth = BasicAuth()
+
+    async def work(user: str, password: str) -> tuple[bool | None, int]:
+        calls.clear()
+        ok = await auth.check(users, basic(user, password))
+        return ok, sum(2 ** cost for cost in calls)
+
+    async def run():
+        figures = {}
+        for user in ("cheap", "dear", "mallory", "nobody", "x" * 40):
+            figures[user] = [await work(user, "wrong-1"), await work(user, "wrong-2"), await work(user, "wrong-1")]
+        assert {u: [w for _, w in f] for u, f in figures.items()} == {u: [64, 64, 0] for u in figures}
+        assert all(ok is False for f in figures.values() for ok, _ in f)
+        assert await work("cheap", PASSWORD) == (True, 64)  # the right password too: no shortcut either way
+        assert await work("cheap", PASSWORD) == (True, 0)  # then from the cache
+        assert auth.verifications == 11
+
+    asyncio.run(run())
+    path = write_config(tmp_path / "web.yml", "basic_auth_users:\n" + "".join(
+        f"  {name}: {value.decode()}\n" for name, value in users.items()))
+    assert load_web_config(path).warnings == [
+        "basic_auth_users: the bcrypt hashes have different costs (4, 6); every check costs as much as one at cost "
+        "6, so that timing does not tell the users apart: make them all with the same cost"]
+
+
+def test_one_cost_means_one_bcrypt_call_for_known_and_unknown_users(monkeypatch, tmp_path):
+    """With one cost for all hashes (the usual case) nothing is topped up: one bcrypt call at that cost, known user
+    or not."""
+    calls: list[int] = []
+    real = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda p, h: calls.append(int(h[4:6])) or real(p, h))
+    users = {"prometheus": bcrypt_hash(PASSWORD, 5).encode(), "grafana": bcrypt_hash("other", 5).encode()}
+    auth = BasicAuth()
+
+    async def run():
+        for user in ("prometheus", "grafana", "mallory"):
+            calls.clear()
+            assert await auth.check(users, basic(user, "wrong")) is False
+            assert calls == [5], user
+
+    asyncio.run(run())
+    assert load_web_config(write_config(tmp_path / "web.yml", "basic_auth_users:\n" + "".join(
+        f"  {name}: {value.decode()}\n" for name, value in users.items()))).warnings == []
+
+
 @pytest.mark.integration
 def test_right_credentials_keep_working_under_a_guessing_flood(tmp_path, start_web):
     """A real exporter with basic auth; 16 threads guess passwords as fast as it answers (bounded: until 200

@@ -473,11 +473,17 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
     tls = parsed.tls_server_config
     ssl_context = None
     warnings: list[str] = []
+    costs = sorted({int(value[4:6]) for value in users.values()})
+    if len(costs) > 1:  # BasicAuth tops every check up to the costliest hash's work
+        warnings.append(f"basic_auth_users: the bcrypt hashes have different costs ({', '.join(map(str, costs))}); "
+                        f"every check costs as much as one at cost {costs[-1]}, so that timing does not tell the "
+                        "users apart: make them all with the same cost")
     watched = [path]
     allowed_sans = None
     validity = None
     if tls is not None and tls.enabled():
-        ssl_context, warnings, validity = _build_ssl_context(path, tls, base)
+        ssl_context, tls_warnings, validity = _build_ssl_context(path, tls, base)
+        warnings += tls_warnings
         watched += [_resolve(base, p) for p in (tls.cert_file, tls.key_file, tls.client_ca_file) if p]
         if tls.client_allowed_sans is not None:
             if (tls.client_auth_type or "NoClientCert") == "NoClientCert":
@@ -606,8 +612,11 @@ class BasicAuth:
     one refused (None: 503). After a refused check the thread rests as long as that check took: guessing keeps at
     most half a core busy, whatever the number of guessers.
 
-    An unknown user is checked against a dummy hash of the same cost, made without running bcrypt, so that its first
-    check costs what a known user's does and timing does not reveal which users exist.
+    Timing does not tell which users exist: every check costs the bcrypt work of the costliest configured hash (cost
+    M). A cheaper hash (cost c) is topped up with dummy checks, one at each cost from c to M - 1 (2^c + 2^c + ... +
+    2^(M-1) = 2^M rounds); an unknown user is checked against a dummy hash of the cost of a configured user picked by
+    its name (keyed, so the same each time), topped up the same way: the bcrypt calls of that user's check, in the
+    same line and with the same caches. The dummy hashes are made without running bcrypt.
     """
 
     CACHE_SIZE = 128  # accepted credentials (a handful in practice: each needs a right password)
@@ -619,7 +628,7 @@ class BasicAuth:
         self._cache: OrderedDict[bytes, bool] = OrderedDict()
         self._refused: OrderedDict[bytes, bool] = OrderedDict()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bcrypt")
-        # client address -> its waiting checks (cache key, answer, password, hash, cost), in turn order
+        # client address -> its waiting checks (cache key, answer, password, hash, cost, top cost), in turn order
         self._lines: OrderedDict[str, deque[tuple]] = OrderedDict()
         self._checks: dict[bytes, asyncio.Future[bool]] = {}  # by cache key: waiting or running
         self._running = False
@@ -643,7 +652,7 @@ class BasicAuth:
             self._dummy[cost] = bcrypt.gensalt(cost) + checksum
         return self._dummy[cost]
 
-    def _verify(self, password: bytes, hashed: bytes | None, cost: int) -> bool:
+    def _verify(self, password: bytes, hashed: bytes | None, cost: int, top: int) -> bool:
         rest = self._rest_until - self._clock()
         if rest > 0:
             time.sleep(rest)
@@ -651,11 +660,14 @@ class BasicAuth:
         self.verifications += 1
         import bcrypt
 
-        try:
-            ok = bcrypt.checkpw(password, hashed if hashed is not None else self._dummy_hash(cost))
-        except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses
-            ok = False
-        ok = ok and hashed is not None
+        ok = False
+        for i, target in enumerate([hashed or self._dummy_hash(cost), *map(self._dummy_hash, range(cost, top))]):
+            try:
+                matched = bcrypt.checkpw(password, target)
+            except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses
+                matched = False
+            if i == 0:
+                ok = matched and hashed is not None
         if not ok:
             now = self._clock()
             self._rest_until = now + (now - started)
@@ -680,7 +692,10 @@ class BasicAuth:
         for name, value in users.items():  # compare every name, in constant time, without an early exit
             if hmac.compare_digest(name.encode(), user):
                 hashed = value
-        cost = int(hashed[4:6]) if hashed is not None else max(int(v[4:6]) for v in users.values())
+        hashes = list(users.values())
+        pick = hmac.new(self._key, b"user\0" + user, hashlib.sha256).digest()  # for known users too: one path
+        like = hashed if hashed is not None else hashes[int.from_bytes(pick[:8], "big") % len(hashes)]
+        cost, top = int(like[4:6]), max(int(v[4:6]) for v in hashes)
         key = self._cache_key(user, hashed or b"", password)
         for cache in (self._cache, self._refused):
             if key in cache:
@@ -691,7 +706,7 @@ class BasicAuth:
             if len(self._checks) >= self._max_pending:
                 return None
             answer = self._checks[key] = asyncio.get_running_loop().create_future()
-            self._lines.setdefault(source, deque()).append((key, answer, password, hashed, cost))
+            self._lines.setdefault(source, deque()).append((key, answer, password, hashed, cost, top))
             self._next()
         return await asyncio.shield(answer)  # a waiter that goes away does not take the check with it
 
