@@ -730,6 +730,92 @@ def test_unknown_user_costs_one_bcrypt_like_a_known_one(monkeypatch):
     asyncio.run(run())
 
 
+def test_a_new_check_waits_its_turn_instead_of_being_turned_away(monkeypatch):
+    """Issue 38.3: with 8 checks waiting a 9th was answered None (503), so the guessers, who ask again the moment
+    they are answered, kept the right credentials out after a start. Now 20 guesses from one address and 20 from
+    another are waiting when the right credentials arrive from a third: they are checked after one guess from
+    each (the lines take turns; first come first served within one), never turned away; the same credentials asked
+    twice at once share one check. Counted in bcrypt calls, in order."""
+    order: list[bytes] = []
+    real = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda p, h: order.append(p) or real(p, h))
+    users = {"prometheus": bcrypt_hash(PASSWORD).encode()}
+    auth = BasicAuth()
+
+    async def run():
+        guesses = [asyncio.create_task(auth.check(users, basic("prometheus", f"{who}-{i}"), who))
+                   for i in range(20) for who in ("10.0.0.1", "10.0.0.2")]
+        await asyncio.sleep(0)
+        right = [asyncio.create_task(auth.check(users, basic("prometheus", PASSWORD), "10.0.0.3")) for _ in range(2)]
+        assert await asyncio.gather(*right) == [True, True]
+        assert await asyncio.gather(*guesses) == [False] * 40
+        # the check running when it came, then one per other address: its turn came after 3 of the 40
+        assert order[:4] == [b"10.0.0.1-0", b"10.0.0.2-0", b"10.0.0.1-1", PASSWORD.encode()]
+        assert order.count(PASSWORD.encode()) == 1
+        assert auth.verifications == 41
+        full = BasicAuth(max_pending=2)
+        waiting = [asyncio.create_task(full.check(users, basic("prometheus", f"g{i}"))) for i in range(2)]
+        await asyncio.sleep(0)
+        assert await full.check(users, basic("prometheus", "g3")) is None  # only beyond max_pending
+        assert await asyncio.gather(*waiting) == [False, False]
+
+    asyncio.run(run())
+
+
+def test_known_and_unknown_users_cost_the_same_bcrypt_work_whatever_the_hashes_costs(monkeypatch, tmp_path):
+    """Issue 38.4: with hashes of different costs (here 4 and 6), an unknown user was checked at the highest cost:
+    four times a wrong password for the cost-4 user (an unknown user 180 ms, a known one 95 ms, at costs 11 and 10).
+    Now every check costs the bcrypt work of the costliest hash (2^6 rounds), whoever the user, and repeating a
+    wrong password costs nothing either way. Counted in bcrypt calls and the rounds of the hashes they were given."""
+    calls: list[int] = []
+    real = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda p, h: calls.append(int(h[4:6])) or real(p, h))
+    users = {"cheap": bcrypt_hash(PASSWORD, 4).encode(), "dear": bcrypt_hash(PASSWORD, 6).encode()}
+    auth = BasicAuth()
+
+    async def work(user: str, password: str) -> tuple[bool | None, int]:
+        calls.clear()
+        ok = await auth.check(users, basic(user, password))
+        return ok, sum(2 ** cost for cost in calls)
+
+    async def run():
+        figures = {}
+        for user in ("cheap", "dear", "mallory", "nobody", "x" * 40):
+            figures[user] = [await work(user, "wrong-1"), await work(user, "wrong-2"), await work(user, "wrong-1")]
+        assert {u: [w for _, w in f] for u, f in figures.items()} == {u: [64, 64, 0] for u in figures}
+        assert all(ok is False for f in figures.values() for ok, _ in f)
+        assert await work("cheap", PASSWORD) == (True, 64)  # the right password too: no shortcut either way
+        assert await work("cheap", PASSWORD) == (True, 0)  # then from the cache
+        assert auth.verifications == 11
+
+    asyncio.run(run())
+    path = write_config(tmp_path / "web.yml", "basic_auth_users:\n" + "".join(
+        f"  {name}: {value.decode()}\n" for name, value in users.items()))
+    assert load_web_config(path).warnings == [
+        "basic_auth_users: the bcrypt hashes have different costs (4, 6); every check costs as much as one at cost "
+        "6, so that timing does not tell the users apart: make them all with the same cost"]
+
+
+def test_one_cost_means_one_bcrypt_call_for_known_and_unknown_users(monkeypatch, tmp_path):
+    """With one cost for all hashes (the usual case) nothing is topped up: one bcrypt call at that cost, known user
+    or not."""
+    calls: list[int] = []
+    real = bcrypt.checkpw
+    monkeypatch.setattr(bcrypt, "checkpw", lambda p, h: calls.append(int(h[4:6])) or real(p, h))
+    users = {"prometheus": bcrypt_hash(PASSWORD, 5).encode(), "grafana": bcrypt_hash("other", 5).encode()}
+    auth = BasicAuth()
+
+    async def run():
+        for user in ("prometheus", "grafana", "mallory"):
+            calls.clear()
+            assert await auth.check(users, basic(user, "wrong")) is False
+            assert calls == [5], user
+
+    asyncio.run(run())
+    assert load_web_config(write_config(tmp_path / "web.yml", "basic_auth_users:\n" + "".join(
+        f"  {name}: {value.decode()}\n" for name, value in users.items()))).warnings == []
+
+
 @pytest.mark.integration
 def test_right_credentials_keep_working_under_a_guessing_flood(tmp_path, start_web):
     """A real exporter with basic auth; 16 threads guess passwords as fast as it answers (bounded: until 200
@@ -763,3 +849,36 @@ def test_right_credentials_keep_working_under_a_guessing_flood(tmp_path, start_w
     assert scrapes == {200: 25}, f"right credentials during the flood: {scrapes}; guesses: {outcomes}"
     assert outcomes.get(200, 0) == 0 and exporter.proc.poll() is None
     assert PASSWORD not in exporter.log()
+
+
+@pytest.mark.integration
+def test_right_credentials_never_accepted_yet_get_200_under_a_guessing_flood(tmp_path, start_web):
+    """Issue 38.3: a freshly started exporter (the right credentials not cached yet) while 16 threads guess the
+    password back to back at bcrypt cost 10. The first scrape with the right credentials used to get 503 (the
+    guesses held every verification slot, and a newcomer was turned away), so did the one an interval later; now
+    it waits its turn in line and gets 200, within a scrape timeout (a bound for a broken run, not a measurement),
+    and the next one is answered from the cache."""
+    import threading
+
+    config = write_config(tmp_path / "web.yml", f"basic_auth_users:\n  prometheus: {bcrypt_hash(PASSWORD, 10)}\n")
+    exporter = start_web(config, None)
+    good = {"Authorization": basic("prometheus", PASSWORD)}
+    url = f"http://127.0.0.1:{exporter.port}/metrics"
+
+    outcomes: dict[int, int] = {}
+    stop = threading.Event()
+    threads = flood(exporter.port, 16, stop, outcomes)
+    scrapes = []
+    try:
+        deadline = time.monotonic() + 60
+        while outcomes.get(401, 0) + outcomes.get(503, 0) < 32:  # the guesses are being answered
+            assert time.monotonic() < deadline, f"the flood got only {outcomes}"
+            time.sleep(0.05)
+        for _ in range(2):  # the first check of these credentials, then the cached one
+            scrapes.append(http_get(url, good, timeout=15)[0])
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+    assert scrapes == [200, 200], f"right credentials during the flood: {scrapes}; guesses: {outcomes}"
+    assert outcomes.get(200, 0) == 0 and exporter.proc.poll() is None

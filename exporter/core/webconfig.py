@@ -25,7 +25,7 @@ import ssl
 import stat
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -473,11 +473,17 @@ def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
     tls = parsed.tls_server_config
     ssl_context = None
     warnings: list[str] = []
+    costs = sorted({int(value[4:6]) for value in users.values()})
+    if len(costs) > 1:  # BasicAuth tops every check up to the costliest hash's work
+        warnings.append(f"basic_auth_users: the bcrypt hashes have different costs ({', '.join(map(str, costs))}); "
+                        f"every check costs as much as one at cost {costs[-1]}, so that timing does not tell the "
+                        "users apart: make them all with the same cost")
     watched = [path]
     allowed_sans = None
     validity = None
     if tls is not None and tls.enabled():
-        ssl_context, warnings, validity = _build_ssl_context(path, tls, base)
+        ssl_context, tls_warnings, validity = _build_ssl_context(path, tls, base)
+        warnings += tls_warnings
         watched += [_resolve(base, p) for p in (tls.cert_file, tls.key_file, tls.client_ca_file) if p]
         if tls.client_allowed_sans is not None:
             if (tls.client_auth_type or "NoClientCert") == "NoClientCert":
@@ -593,46 +599,60 @@ class BasicAuth:
     bcrypt runs in one worker thread (at cost 10 it takes about 70 ms, and it must not block the event loop). The
     credentials it accepted are remembered under an HMAC of user, hash and password (a per-process key; the password
     itself is not kept), so a scrape with known-good credentials costs a dictionary lookup. Only successes enter that
-    cache: a password-guessing flood cannot push the right credentials out of it, so they keep working without
-    waiting for bcrypt. Refusals have a small cache of their own (a client repeating one wrong password costs a
-    lookup too). An unknown user is checked against a dummy hash of the same cost, made without running bcrypt, so
-    that its first check costs what a known user's does and timing does not reveal which users exist. At most
-    ``max_pending`` checks wait for the thread; beyond that the request is refused with 503 rather than queued. After
-    a refused check the thread rests as long as that check took before the next one: guessing keeps at most half a
-    core busy, whatever the number of guessers.
+    cache: a password-guessing flood cannot push the right credentials out of it. Refusals have a small cache of
+    their own (a client repeating one wrong password costs a lookup too); checks of the same credentials that arrive
+    together share one bcrypt run.
+
+    The other checks wait in line: one line per client address, the lines served in turn, each first come first
+    served. A check is not turned away because guesses hold the places: up to issue 38 at most 8 could wait and the
+    9th got 503, so during a flood the guessers took every freed place back at once and the first check of the right
+    credentials after a start (nothing cached yet) got 503 for as long as the flood lasted. Now it waits behind at
+    most one check per other address and the checks already waiting from its own (one per connection: HTTP/1.1 asks
+    one thing at a time, and the gate bounds the requests in progress); only beyond ``max_pending`` waiting checks is
+    one refused (None: 503). After a refused check the thread rests as long as that check took: guessing keeps at
+    most half a core busy, whatever the number of guessers.
+
+    Timing does not tell which users exist: every check costs the bcrypt work of the costliest configured hash (cost
+    M). A cheaper hash (cost c) is topped up with dummy checks, one at each cost from c to M - 1 (2^c + 2^c + ... +
+    2^(M-1) = 2^M rounds); an unknown user is checked against a dummy hash of the cost of a configured user picked by
+    its name (keyed, so the same each time), topped up the same way: the bcrypt calls of that user's check, in the
+    same line and with the same caches. The dummy hashes are made without running bcrypt.
     """
 
     CACHE_SIZE = 128  # accepted credentials (a handful in practice: each needs a right password)
     REFUSED_CACHE_SIZE = 256
     _BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-    def __init__(self, max_pending: int = 8, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, max_pending: int = 64, clock: Callable[[], float] = time.monotonic) -> None:
         self._key = secrets.token_bytes(32)
         self._cache: OrderedDict[bytes, bool] = OrderedDict()
         self._refused: OrderedDict[bytes, bool] = OrderedDict()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bcrypt")
-        self._pending = 0
+        # client address -> its waiting checks (cache key, answer, password, hash, cost, top cost), in turn order
+        self._lines: OrderedDict[str, deque[tuple]] = OrderedDict()
+        self._checks: dict[bytes, asyncio.Future[bool]] = {}  # by cache key: waiting or running
+        self._running = False
         self._max_pending = max_pending
-        self._dummy: dict[bytes, bytes] = {}
+        self._dummy: dict[int, bytes] = {}  # only the bcrypt thread reads and writes it
         self._clock = clock
         self._rest_until = 0.0  # only the bcrypt thread reads and writes it
-        self.verifications = 0  # bcrypt runs (refused ones included), for tests and benchmarks
+        self.verifications = 0  # checks run by bcrypt (refused ones included), for tests and benchmarks
 
     def _cache_key(self, user: bytes, hashed: bytes, password: bytes) -> bytes:
         message = b"\0".join(base64.b64encode(p) for p in (user, hashed, password))
         return hmac.new(self._key, message, hashlib.sha256).digest()
 
-    def _dummy_hash(self, cost: bytes) -> bytes:
+    def _dummy_hash(self, cost: int) -> bytes:
         """A valid bcrypt hash of this cost that no password matches: a random salt and a random checksum (no
-        bcrypt run, so the first unknown user costs one bcrypt like any other check)."""
+        bcrypt run, so the first unknown user costs what any other check does)."""
         import bcrypt  # here and in _verify, not at import: only a configuration with basic_auth_users needs it
 
         if cost not in self._dummy:
             checksum = "".join(secrets.choice(self._BCRYPT_ALPHABET) for _ in range(31)).encode()
-            self._dummy[cost] = bcrypt.gensalt(int(cost)) + checksum
+            self._dummy[cost] = bcrypt.gensalt(cost) + checksum
         return self._dummy[cost]
 
-    def _verify(self, password: bytes, hashed: bytes | None, cost: bytes) -> bool:
+    def _verify(self, password: bytes, hashed: bytes | None, cost: int, top: int) -> bool:
         rest = self._rest_until - self._clock()
         if rest > 0:
             time.sleep(rest)
@@ -640,19 +660,23 @@ class BasicAuth:
         self.verifications += 1
         import bcrypt
 
-        try:
-            ok = bcrypt.checkpw(password, hashed if hashed is not None else self._dummy_hash(cost))
-        except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses
-            ok = False
-        ok = ok and hashed is not None
+        ok = False
+        for i, target in enumerate([hashed or self._dummy_hash(cost), *map(self._dummy_hash, range(cost, top))]):
+            try:
+                matched = bcrypt.checkpw(password, target)
+            except ValueError:  # longer than 72 bytes, or a hash bcrypt refuses
+                matched = False
+            if i == 0:
+                ok = matched and hashed is not None
         if not ok:
             now = self._clock()
             self._rest_until = now + (now - started)
         return ok
 
-    async def check(self, users: dict[str, bytes], authorization: str | None) -> bool | None:
-        """True: allowed; False: refused; None: too many checks pending (answer 503)."""
-        if not authorization:
+    async def check(self, users: dict[str, bytes], authorization: str | None, source: str = "") -> bool | None:
+        """True: allowed; False: refused; None: too many checks waiting (answer 503). ``source``: the client's
+        address, whose line the check waits in."""
+        if not authorization or not users:
             return False
         scheme, _, encoded = authorization.strip().partition(" ")
         if scheme.lower() != "basic":
@@ -668,25 +692,53 @@ class BasicAuth:
         for name, value in users.items():  # compare every name, in constant time, without an early exit
             if hmac.compare_digest(name.encode(), user):
                 hashed = value
-        cost = hashed[4:6] if hashed is not None else max(v[4:6] for v in users.values())
+        hashes = list(users.values())
+        pick = hmac.new(self._key, b"user\0" + user, hashlib.sha256).digest()  # for known users too: one path
+        like = hashed if hashed is not None else hashes[int.from_bytes(pick[:8], "big") % len(hashes)]
+        cost, top = int(like[4:6]), max(int(v[4:6]) for v in hashes)
         key = self._cache_key(user, hashed or b"", password)
         for cache in (self._cache, self._refused):
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        if self._pending >= self._max_pending:
-            return None
-        self._pending += 1
-        try:
-            loop = asyncio.get_running_loop()
-            ok = await loop.run_in_executor(self._executor, self._verify, password, hashed, cost)
-        finally:
-            self._pending -= 1
-        cache, size = (self._cache, self.CACHE_SIZE) if ok else (self._refused, self.REFUSED_CACHE_SIZE)
-        cache[key] = ok
-        while len(cache) > size:
-            cache.popitem(last=False)
-        return ok
+        answer = self._checks.get(key)
+        if answer is None:
+            if len(self._checks) >= self._max_pending:
+                return None
+            answer = self._checks[key] = asyncio.get_running_loop().create_future()
+            self._lines.setdefault(source, deque()).append((key, answer, password, hashed, cost, top))
+            self._next()
+        return await asyncio.shield(answer)  # a waiter that goes away does not take the check with it
+
+    def _next(self) -> None:
+        """Hand the next waiting check to the bcrypt thread: the first of the line whose turn it is."""
+        if self._running or not self._lines:
+            return
+        source, line = next(iter(self._lines.items()))
+        key, answer, *job = line.popleft()
+        if line:
+            self._lines.move_to_end(source)
+        else:
+            del self._lines[source]
+        self._running = True
+        done = asyncio.get_running_loop().run_in_executor(self._executor, self._verify, *job)
+        done.add_done_callback(functools.partial(self._finish, key, answer))
+
+    def _finish(self, key: bytes, answer: asyncio.Future[bool], done: asyncio.Future[bool]) -> None:
+        self._running = False
+        del self._checks[key]
+        if done.cancelled() or done.exception() is not None:  # fails closed, not remembered
+            log.error("msg=%s error=%s", _q("basic auth check failed"),
+                      _q("cancelled" if done.cancelled() else repr(done.exception())))
+            answer.set_result(False)
+        else:
+            ok = done.result()
+            cache, size = (self._cache, self.CACHE_SIZE) if ok else (self._refused, self.REFUSED_CACHE_SIZE)
+            cache[key] = ok
+            while len(cache) > size:
+                cache.popitem(last=False)
+            answer.set_result(ok)
+        self._next()
 
 
 class _TokenBucket:

@@ -35,7 +35,7 @@ class WebGate:
         if live is not None:  # the web configuration's module only where there is one
             from .webconfig import BasicAuth, _TokenBucket
 
-            self.auth = BasicAuth()
+            self.auth = BasicAuth(max_pending=max_requests)  # no tighter than the gate's own bound
             self.bucket = _TokenBucket()
 
     async def __call__(self, scope, receive, send) -> None:
@@ -68,7 +68,8 @@ class WebGate:
                     for name, value in scope.get("headers", []):
                         if name == b"authorization":
                             authorization = value.decode("latin-1")
-                    ok = await self.auth.check(config.users, authorization)
+                    client = scope.get("client")  # each address waits in its own line for bcrypt
+                    ok = await self.auth.check(config.users, authorization, client[0] if client else "")
                     if ok is None:
                         await _plain(send_with_headers, 503, "authentication busy\n", [(b"retry-after", b"1")])
                         return
