@@ -148,13 +148,13 @@ class OracleCollector(Collector):
         from .querymetrics import QueryRunner, load_queries  # imported when the collector runs, not at start
 
         if settings.queries_file:
-            queries = load_queries(settings.queries_file)
+            queries = load_queries(settings.queries_file, "queries_file")
         else:
             with resources.as_file(resources.files(__package__) / "queries.yaml") as path:
                 queries = load_queries(path)
         source = f"queries_file {settings.queries_file}" if settings.queries_file else "the built-in queries.yaml"
         if settings.extra_queries_file:
-            extra = load_queries(settings.extra_queries_file)
+            extra = load_queries(settings.extra_queries_file, "extra_queries_file")
             clash = {q.name for q in extra} & {q.name for q in queries}
             if clash:
                 raise ValueError(f"extra_queries_file redefines queries {sorted(clash)}")

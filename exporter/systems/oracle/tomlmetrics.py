@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...core.configfiles import NESTED_TOO_DEEPLY, read_file
 from ...core.metrics import LABEL_NAME_RE, METRIC_NAME_RE, MetricBatch, MetricSpec
 from ...core.settings import StrictModel
 from .querymetrics import MetricColumn, QueryRunner, QuerySpec, _number
@@ -239,15 +240,16 @@ def _metric(path: str, index: int, raw: Any, flavour: Flavour) -> TomlQuery:
 
 
 def load_toml(path: str | Path, flavour: Flavour = "oracle") -> list[TomlQuery]:
-    """The ``[[metric]]`` tables of one file; errors name the file, the metric's position and context."""
+    """The ``[[metric]]`` tables of one file; errors name the file, the metric's position and context.  Read by
+    core.configfiles (a FIFO or a file on a hung mount fails naming custom_metrics instead of hanging the start)."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read custom metrics file {path}: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_file(path, "custom_metrics file").decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"custom metrics file {path} is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"custom metrics file {path} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ValueError(f"custom metrics file {path} is not valid TOML: {NESTED_TOO_DEEPLY}") from None
     metrics = {str(k).lower(): v for k, v in data.items()}.get("metric")
     if not isinstance(metrics, list) or not metrics:
         raise ValueError(f"custom metrics file {path}: no [[metric]] tables")
