@@ -35,7 +35,7 @@ MAX_FILE_BYTES = 16 * 1024 * 1024  # far above any configuration file this expor
 MAX_DEPTH = 64  # nesting levels of a parsed file (the deepest configuration key is under 10)
 MAX_VALUES = 1_000_000  # values of a parsed file, counting each use of a YAML alias again
 # What a parser's RecursionError means, for the messages that name the file.
-NESTED_TOO_DEEPLY = "nested too deeply for the parser (thousands of levels of brackets or indentation)"
+NESTED_TOO_DEEPLY = "nested too deeply for the parser (hundreds of levels of brackets or indentation)"
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
