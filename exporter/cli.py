@@ -19,8 +19,9 @@ from pydantic import BaseModel
 from .core import buildinfo, runner
 from .core.collector import Collector, Context, static_label_problems
 from .core.config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, masked_dump, parse_listen_address
+from .core.configfiles import UnreadableFile, read_file
 from .core.scheduler import Scheduler, cause_key
-from .core.secrets import check_password_sources, remember, scrub
+from .core.secrets import MAX_SECRET_BYTES, check_password_sources, refused_secret_files, remember, scrub
 from .core.secrets import secret_values as _secret_values
 from .registry import COLLECTORS, Config, load
 
@@ -281,6 +282,10 @@ def setup_logging(level: str, fmt: str, redact=scrub) -> None:
 
 def build_collectors(config: Config) -> list[Collector]:
     context = Context(procfs=config.paths.procfs, sysfs=config.paths.sysfs, rootfs=config.paths.rootfs)
+    refused = [problem for entry, settings in config.collectors.collectors() if settings.enabled
+               for problem in refused_secret_files(settings, f"collectors.{entry.name}")]
+    if refused:  # a FIFO as a password file: check-config waited for ever, run hung its collector (issue 38)
+        raise ConfigError("password sources:\n" + "\n".join(f"  {p}" for p in refused))
     collectors = []
     for entry, settings in config.collectors.collectors():
         if not settings.enabled:
@@ -462,11 +467,21 @@ def _advise_remote(args: argparse.Namespace) -> int:
         if args.url_username:
             if not args.url_password_file:
                 raise ConfigError("--url.username needs --url.password-file")
-            with open(args.url_password_file, encoding="utf-8") as handle:
-                password = handle.read().rstrip("\r\n")
+            try:  # a FIFO or a file on a hung mount fails naming the flag instead of hanging (issue 38)
+                password = read_file(args.url_password_file, "--url.password-file", max_bytes=MAX_SECRET_BYTES) \
+                    .decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise ConfigError(f"--url.password-file {args.url_password_file} is not UTF-8") from None
+            except UnreadableFile as exc:
+                raise ConfigError(str(exc)) from None
             remember(password)
             token = base64.b64encode(f"{args.url_username}:{password}".encode()).decode()
             request.add_header("Authorization", f"Basic {token}")
+        if args.url_ca_file:
+            try:
+                read_file(args.url_ca_file, "--url.ca-file")  # OpenSSL would block on a FIFO or a hung mount
+            except UnreadableFile as exc:
+                raise ConfigError(str(exc)) from None
         context = ssl.create_default_context(cafile=args.url_ca_file) if args.url_ca_file else None
         with urllib.request.urlopen(request, timeout=60, context=context) as response:
             report = json.loads(response.read())

@@ -349,6 +349,54 @@ def test_two_metrics_giving_one_series_fail_that_query_not_the_collector(fake_db
     assert "already produced by query toml_a_b" in batch.errors["opcdb:toml_a"]
 
 
+def _builtin_series(fake_db) -> int:
+    """The series of one run without custom metrics (the built-in queries against the fixture)."""
+    _, batch = collect(_collector())
+    return batch.series
+
+
+def test_a_custom_metric_over_max_series_is_refused_alone_naming_it(fake_db, tmp_path):
+    """Issue 38, item 7: one custom metric with more series than max_series failed the whole collector, the
+    built-in series included; now that metric alone is refused (success 0, its error names it and max_series)."""
+    site = tmp_path / "site.toml"  # invented
+    site.write_text('[[metric]]\ncontext = "huge"\nlabels = ["n"]\nrequest = "select n, v from huge_table"\n'
+                    'metricsdesc = { v = "h" }\n\n[[metric]]\ncontext = "small"\n'
+                    'request = "select v from small_table"\nmetricsdesc = { v = "h" }\n')
+    builtin = _builtin_series(fake_db)
+    limit = builtin + 50
+    _serve(fake_db, ORACLE_ROWS + [
+        {"match": "from huge_table", "columns": ["N", "V"], "rows": [[str(i), i] for i in range(limit + 10)]},
+        {"match": "from small_table", "columns": ["V"], "rows": [[7]]}])
+    samples, batch = collect(_collector(custom_metrics=[str(site)], max_series=limit))
+    assert samples[("middleware_oracle_up", (("database", "opcdb"),))] == 1.0
+    assert samples[("middleware_oracle_collect_success", (("database", "opcdb"),))] == 1.0
+    assert samples[("oracledb_small_v", (("database", "opcdb"),))] == 7.0
+    assert not [key for key in samples if key[0] == "oracledb_huge_v"]
+    assert _success(samples, "toml_huge") == 0.0 and _success(samples, "toml_small") == 1.0
+    error = batch.errors["opcdb:toml_huge"]
+    assert "context 'huge'" in error and f"max_series ({limit})" in error, error
+    assert batch.reports.targets["opcdb"].sources["toml_huge"].ok is False
+    assert batch.series <= limit
+
+
+def test_a_custom_metric_that_does_not_fit_beside_the_built_in_series_is_refused_alone(fake_db, tmp_path):
+    """Under max_series alone but not with the built-in series of this run (nor of a second database): the custom
+    metric is refused, never the built-in series, which are added first."""
+    site = tmp_path / "site.toml"  # invented
+    site.write_text('[[metric]]\ncontext = "wide"\nlabels = ["n"]\nrequest = "select n, v from wide_table"\n'
+                    'metricsdesc = { v = "h" }\n')
+    builtin = _builtin_series(fake_db)
+    limit = builtin + 20
+    _serve(fake_db, ORACLE_ROWS + [
+        {"match": "from wide_table", "columns": ["N", "V"], "rows": [[str(i), i] for i in range(limit - 5)]}])
+    samples, batch = collect(_collector(custom_metrics=[str(site)], max_series=limit))
+    assert samples[("middleware_oracle_collect_success", (("database", "opcdb"),))] == 1.0
+    assert not [key for key in samples if key[0] == "oracledb_wide_v"]
+    assert _success(samples, "toml_wide") == 0.0
+    assert "max_series" in batch.errors["opcdb:toml_wide"] and "context 'wide'" in batch.errors["opcdb:toml_wide"]
+    assert batch.series <= limit
+
+
 # ---- wallets -----------------------------------------------------------------------------------------------------
 def test_two_databases_with_two_wallets_get_their_own_connect_arguments(fake_db, tmp_path):
     _serve(fake_db, [{"match": "'CON_ID'", "columns": ["DBTYPE"], "rows": [["0"]]}])

@@ -14,11 +14,11 @@ import functools
 import ipaddress
 import os
 import re
-from pathlib import Path
 from typing import Annotated, Any, Iterator, Mapping, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, StrictStr, ValidationError, field_validator
 
+from .configfiles import NESTED_TOO_DEEPLY, UnreadableFile, check_shape, read_file
 from .metrics import check_label_name, check_label_value
 from .secrets import MASK, MIN_SCRUB_LENGTH, remember, scrub
 from .settings import StrictModel
@@ -396,7 +396,8 @@ def load_config(
     """Read, merge and validate into ``model``. Precedence: flags (``overrides``) > environment > file > defaults.
 
     Errors name the key, the reason and the source (file, variable or flag), never a value; a file that is not
-    UTF-8, is not YAML or repeats a key is refused naming the file and the line or key."""
+    UTF-8, is not YAML, repeats a key, nests too deeply or multiplies through YAML aliases, or is not a regular file
+    (a FIFO) or does not answer (a hung mount) is refused naming the file and the line or key."""
     environ = os.environ if environ is None else environ
     if path is None and environ.get(ENV_PREFIX + "CONFIG"):
         path = environ[ENV_PREFIX + "CONFIG"]
@@ -404,10 +405,10 @@ def load_config(
     origin = "defaults"
     if path is not None:
         origin = f"config file {path}"
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+        try:  # a FIFO or a file on a hung mount fails naming the file instead of hanging (core.configfiles)
+            raw = read_file(path, "config file")
+        except UnreadableFile as exc:
+            raise ConfigError(str(exc)) from None
         text = _decode(raw, path)
         for line in text.splitlines():  # so that a syntax error can never show one
             match = _SECRET_LINE_RE.match(line)
@@ -421,6 +422,12 @@ def load_config(
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             raise ConfigError(scrub(f"config file {path} is not valid YAML{where}: {_yaml_problem(exc)}")) from None
+        except RecursionError:  # PyYAML composes nested collections recursively
+            raise ConfigError(f"config file {path} is not valid YAML: {NESTED_TOO_DEEPLY}") from None
+        try:
+            check_shape(loaded, f"config file {path}")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -434,10 +441,15 @@ def load_config(
         else:
             try:
                 value = _parse_yaml(raw_value) if raw_value.strip() else ""
+                check_shape(value, f"environment variable {name}")
             except DuplicateKeyError as exc:
                 raise ConfigError(f"environment variable {name}: {exc}") from None
             except _yaml_error():
                 value = raw_value
+            except RecursionError:
+                raise ConfigError(f"environment variable {name}: {NESTED_TOO_DEEPLY}") from None
+            except ValueError as exc:  # check_shape
+                raise ConfigError(str(exc)) from None
         _set_path(data, list(env_path), value, f"environment variable {name}")
         sources[env_path] = f"environment variable {name}"
     for flag_path, value in (overrides or {}).items():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import re
 import threading
@@ -21,9 +22,13 @@ from typing import Any, ClassVar, Iterator
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
+from .configfiles import UnreadableFile, read_file
 from .settings import StrictModel
 
+log = logging.getLogger("middleware_exporter.secrets")
+
 MASK = "********"
+MAX_SECRET_BYTES = 1024 * 1024  # a password or token is far smaller; a wrong path to a large file is refused
 MIN_SCRUB_LENGTH = 4
 # ``scheme://user:password@host``: the password part, whatever the password is.
 _URL_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]*@")
@@ -96,12 +101,12 @@ def secret_values(model: Any) -> list[str]:
 
 def read_secret_file(path: str, key: str) -> str:
     """A secret kept in a file (UTF-8, surrounding white space stripped); SecretUnavailable naming the setting ``key``
-    and the path, never the content, when it cannot be read."""
+    and the path, never the content, when it cannot be read.  Read by core.configfiles: a FIFO, socket, device or
+    directory is refused without blocking, and a file on a hung mount fails after a deadline (issue 38)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError as exc:
-        raise SecretUnavailable(f"cannot read {key} {path}: {exc.strerror or type(exc).__name__}") from None
+        return read_file(path, key, max_bytes=MAX_SECRET_BYTES).decode("utf-8").strip()
+    except UnreadableFile as exc:
+        raise SecretUnavailable(str(exc)) from None
     except UnicodeDecodeError:
         raise SecretUnavailable(f"{key} {path} is not UTF-8") from None
 
@@ -150,6 +155,39 @@ def password_settings(model: Any, path: str = "") -> Iterator[tuple[str, Passwor
             yield from password_settings(item, f"{path}.{index}")
 
 
+def secret_files(model: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(dotted key, path) of every password file set inside ``model``: each ``password_file`` and
+    ``*_password_file`` (Oracle's ``wallet_password_file``)."""
+    if isinstance(model, BaseModel):
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            key = f"{path}.{name}" if path else name
+            if name.endswith("password_file") and isinstance(value, str) and value:
+                yield key, value
+            else:
+                yield from secret_files(value, key)
+    elif isinstance(model, (list, tuple)):
+        for index, item in enumerate(model):
+            yield from secret_files(item, f"{path}.{index}")
+
+
+def refused_secret_files(model: Any, path: str = "") -> list[str]:
+    """At start (every command): the password files inside ``model`` that can never be read, each named by its key:
+    a FIFO, socket, device or directory (a FIFO made check-config wait for ever, issue 38) or one too large.  One
+    missing or not readable now is left to the read at each connect (it may appear or be fixed later), and one on
+    a mount that does not answer is logged and left to the collector, whose targets report it."""
+    problems = []
+    for key, file in secret_files(model, path):
+        try:
+            read_file(file, key.rsplit(".", 1)[-1], max_bytes=MAX_SECRET_BYTES)
+        except UnreadableFile as exc:
+            if exc.refused:
+                problems.append(f"{key}: {exc}")
+            elif exc.hung:
+                log.warning("msg=%r", f"{key}: {exc}; left to the collector")
+    return problems
+
+
 def check_password_sources(model: Any, path: str = "") -> tuple[list[str], list[str]]:
     """(problems, warnings) of every password source inside ``model``: a ``password_file`` that cannot be read or
     is empty, a ``password_env`` that is not set, a password too short to be scrubbed.  The texts name the key and
@@ -172,4 +210,10 @@ def check_password_sources(model: Any, path: str = "") -> tuple[list[str], list[
         elif len(value) < MIN_SCRUB_LENGTH:
             warnings.append(f"{key}: the password is shorter than {MIN_SCRUB_LENGTH} characters, too short to be "
                             "scrubbed from error messages")
+    for key, file in secret_files(model, path):  # the others (wallet_password_file): readable now
+        if not key.endswith(".password_file"):
+            try:
+                remember(read_secret_file(file, key.rsplit(".", 1)[-1]))
+            except SecretUnavailable as exc:
+                problems.append(f"{key}: {exc}")
     return problems, warnings

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .config import ConfigError
+from .configfiles import NESTED_TOO_DEEPLY, UnreadableFile, check_shape, read_file
 
 log = logging.getLogger("middleware_exporter.web")
 
@@ -303,9 +304,13 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
             key_arg = name
         else:
             key_arg = str(key_path)
+        read: dict[str, bytes] = {}
         for key, p in (("cert_file", cert_path), ("key_file", key_path)):
-            if p is not None and not p.is_file():
-                raise _fail(path, f"{prefix}.{key}", f"cannot read {p}: no such file")
+            if p is not None:  # OpenSSL would block on a FIFO or a hung mount: refused or bounded first
+                try:
+                    read[key] = read_file(p, key)
+                except UnreadableFile as exc:
+                    raise _fail(path, f"{prefix}.{key}", f"cannot read {p}: {exc.problem}") from None
         try:
             ctx.load_cert_chain(cert_arg, key_arg)
         except ssl.SSLError as exc:
@@ -314,7 +319,7 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
                         f"cannot load the certificate and key: {exc.reason or exc.strerror or 'invalid'}") from None
         except OSError as exc:
             raise _fail(path, f"{prefix}.cert_file/key_file", f"cannot read: {exc.strerror or exc}") from None
-        cert_pem = cert_path.read_bytes() if cert_path else tls.cert.encode()
+        cert_pem = read["cert_file"] if cert_path else tls.cert.encode()
     finally:
         for fd in fds:
             os.close(fd)
@@ -345,7 +350,12 @@ def _build_ssl_context(path: Path, tls: TLSServerConfig, base: Path) -> tuple[ss
     if auth != "NoClientCert":
         try:
             if tls.client_ca_file:
-                ctx.load_verify_locations(cafile=str(_resolve(base, tls.client_ca_file)))
+                ca_path = _resolve(base, tls.client_ca_file)
+                try:
+                    read_file(ca_path, "client_ca_file")  # as cert_file above
+                except UnreadableFile as exc:
+                    raise _fail(path, f"{prefix}.client_ca_file", f"cannot read {ca_path}: {exc.problem}") from None
+                ctx.load_verify_locations(cafile=str(ca_path))
             elif tls.client_ca:
                 ctx.load_verify_locations(cadata=tls.client_ca)
             else:
@@ -415,19 +425,26 @@ def certificate_validity(pem: bytes) -> tuple[datetime, datetime]:
 def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
     """Read and validate a web configuration file; ConfigError names the key and the reason."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read web config file {path}: {exc.strerror or exc}") from None
+    try:  # a FIFO or a file on a hung mount fails naming the file instead of hanging (core.configfiles)
+        text = read_file(path, "web config file").decode("utf-8")
+    except UnreadableFile as exc:
+        raise ConfigError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"web config file {path} is not UTF-8") from None
     import yaml
 
     try:
         data = yaml.load(text, Loader=_no_duplicates_loader())  # noqa: S506 - a SafeLoader subclass
+        check_shape(data, f"web config file {path}")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "syntax error"
         raise ConfigError(f"web config file {path} is not valid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"web config file {path} is not valid YAML: {NESTED_TOO_DEEPLY}") from None
+    except ValueError as exc:  # check_shape
+        raise ConfigError(str(exc)) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

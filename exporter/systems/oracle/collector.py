@@ -148,13 +148,13 @@ class OracleCollector(Collector):
         from .querymetrics import QueryRunner, load_queries  # imported when the collector runs, not at start
 
         if settings.queries_file:
-            queries = load_queries(settings.queries_file)
+            queries = load_queries(settings.queries_file, "queries_file")
         else:
             with resources.as_file(resources.files(__package__) / "queries.yaml") as path:
                 queries = load_queries(path)
         source = f"queries_file {settings.queries_file}" if settings.queries_file else "the built-in queries.yaml"
         if settings.extra_queries_file:
-            extra = load_queries(settings.extra_queries_file)
+            extra = load_queries(settings.extra_queries_file, "extra_queries_file")
             clash = {q.name for q in extra} & {q.name for q in queries}
             if clash:
                 raise ValueError(f"extra_queries_file redefines queries {sorted(clash)}")
@@ -186,7 +186,8 @@ class OracleCollector(Collector):
 
         def runner(database: str) -> TomlRunner | None:
             mine = tomlmetrics.for_database(toml, database)
-            return tomlmetrics.TomlRunner(mine, f"{P}_query", {"database": database}, registry) if mine else None
+            return tomlmetrics.TomlRunner(mine, f"{P}_query", {"database": database}, registry,
+                                          max_series=settings.max_series) if mine else None
         return runner
 
     @classmethod
@@ -221,6 +222,9 @@ class OracleCollector(Collector):
                 if problem:
                     batch.note_error("mounts", problem)
             self._emit(db, batch, mounts or [])
+        for db in self.databases:  # after every database's built-in series: a custom metric that does not fit in
+            if db.toml:            # max_series is refused alone (TomlRunner.fit), not the whole run
+                self._emit_toml(db, batch)
 
     def _emit(self, db: _Database, batch: MetricBatch, mounts: list[Mount]) -> None:
         name, client, outcome = db.entry.name, db.client, db.outcome
@@ -254,18 +258,24 @@ class OracleCollector(Collector):
             batch.note_error(f"{name}:{query}", error)
         if db.heap.error:
             batch.note_error(f"{name}:{db.heap.name}", db.heap.error)
-        if db.toml:
-            for query, (ok, error, _) in db.toml.results().items():
-                batch.report_source(name, query, ok, error)
-            for query, error in db.toml.errors().items():
-                batch.note_error(f"{name}:{query}", error)
-            db.toml.emit(batch)
         db.runner.emit(batch)
         db.heap.emit(batch)
         inputs = checks.Inputs.read(db.runner)
         checks.add_checks(batch, db.entry, self.settings.guide, inputs)
         if db.local and db.directories:
             checks.add_file_systems(batch, name, db.directories, mounts, inputs, self.settings.guide)
+
+    @staticmethod
+    def _emit_toml(db: _Database, batch: MetricBatch) -> None:
+        """The database's custom-metrics TOML queries: sources of the database like its built-in queries."""
+        assert db.toml is not None
+        db.toml.fit(batch)
+        name = db.entry.name
+        for query, (ok, error, _) in db.toml.results().items():
+            batch.report_source(name, query, ok, error)
+        for query, error in db.toml.errors().items():
+            batch.note_error(f"{name}:{query}", error)
+        db.toml.emit(batch)
 
     def close(self) -> None:
         for db in self.databases:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from ...core.configfiles import NESTED_TOO_DEEPLY, check_shape, read_file
 from ...core.metrics import LABEL_NAME_RE, MetricBatch, MetricSpec
 from ...core.settings import Duration, StrictModel
 from .client import DatabaseUnavailable, OracleClient, error_text
@@ -182,14 +183,19 @@ class QueryFile(StrictModel):
         return self
 
 
-def load_queries(path: str | Path) -> list[QuerySpec]:
-    """Read and validate a query file; errors name the file and the offending key."""
+def load_queries(path: str | Path, what: str = "query file") -> list[QuerySpec]:
+    """Read and validate a query file; errors name the file (``what``: the setting that names it) and the offending
+    key.  Read by core.configfiles: a FIFO or a file on a hung mount fails instead of hanging the start; a file
+    nesting too deeply or multiplying through YAML aliases is refused."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read query file {path}: {exc.strerror or exc}") from None
+        data = yaml.safe_load(read_file(path, what).decode("utf-8"))
+        check_shape(data, f"query file {path}")
+    except UnicodeDecodeError:
+        raise ValueError(f"query file {path} is not UTF-8") from None
     except yaml.YAMLError as exc:
         raise ValueError(f"query file {path} is not valid YAML: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"query file {path} is not valid YAML: {NESTED_TOO_DEEPLY}") from None
     try:
         return QueryFile.model_validate(data).queries
     except ValidationError as exc:

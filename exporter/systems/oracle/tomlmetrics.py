@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...core.configfiles import NESTED_TOO_DEEPLY, read_file
 from ...core.metrics import LABEL_NAME_RE, METRIC_NAME_RE, MetricBatch, MetricSpec
 from ...core.settings import StrictModel
 from .querymetrics import MetricColumn, QueryRunner, QuerySpec, _number
@@ -239,15 +240,16 @@ def _metric(path: str, index: int, raw: Any, flavour: Flavour) -> TomlQuery:
 
 
 def load_toml(path: str | Path, flavour: Flavour = "oracle") -> list[TomlQuery]:
-    """The ``[[metric]]`` tables of one file; errors name the file, the metric's position and context."""
+    """The ``[[metric]]`` tables of one file; errors name the file, the metric's position and context.  Read by
+    core.configfiles (a FIFO or a file on a hung mount fails naming custom_metrics instead of hanging the start)."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read custom metrics file {path}: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_file(path, "custom_metrics file").decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"custom metrics file {path} is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"custom metrics file {path} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ValueError(f"custom metrics file {path} is not valid TOML: {NESTED_TOO_DEEPLY}") from None
     metrics = {str(k).lower(): v for k, v in data.items()}.get("metric")
     if not isinstance(metrics, list) or not metrics:
         raise ValueError(f"custom metrics file {path}: no [[metric]] tables")
@@ -352,12 +354,17 @@ def _value(raw: Any, flavour: Flavour) -> float | None:
 
 class TomlRunner(QueryRunner):
     """QueryRunner for TOML metrics: the same sessions, timeouts, intervals and success series; the rows become
-    series by the TOML rules."""
+    series by the TOML rules.
+
+    ``max_series`` (the collector's): a metric whose rows give more series, or more than the room the rest of the run
+    leaves (:meth:`emit`), is refused alone, its query failed with the reason and the metric's file, position and
+    context; it no longer fails the whole collection, the built-in series included (issue 38)."""
 
     def __init__(self, queries: list[TomlQuery], prefix: str, const_labels: dict[str, str],
-                 registry: NameRegistry) -> None:
+                 registry: NameRegistry, max_series: int = 0) -> None:
         super().__init__(list(queries), prefix=prefix, const_labels=const_labels, allowed_prefix=f"{NAMESPACE}_")
         self.registry = registry
+        self.max_series = max_series
         for query in queries:
             for name, (kind, labels, help_text) in query.static_names().items():
                 try:
@@ -379,6 +386,9 @@ class TomlRunner(QueryRunner):
         problems: list[str] = []
 
         def add(name: str, kind: str, help_text: str, value: float, labels: dict[str, str]) -> None:
+            if self.max_series and len(samples) >= self.max_series:  # stop here: no more names claimed, no rows kept
+                raise ValueError(f"more than max_series ({self.max_series}) series; this custom metric alone is "
+                                 f"refused ({query.origin})")
             spec = self.registry.claim(name, kind, help_text, tuple(labels), query)
             if spec.type == "counter" and value < 0:
                 raise ValueError(f"{name}: counter value {value} is negative")
@@ -436,6 +446,26 @@ class TomlRunner(QueryRunner):
         if problems and samples:
             log.debug("query=%s msg=%r", query.name, f"{len(problems)} value(s) skipped: {problems[0]}")
         return samples
+
+    def fit(self, batch: MetricBatch) -> None:
+        """Refuse, one metric at a time and in order, the metrics whose series do not fit in ``max_series`` beside
+        what ``batch`` holds already (the built-in series, emitted first): each is failed with the reason, the
+        others and the batch are kept."""
+        if not self.max_series:
+            return
+        ran = [self._state[q.name] for q in self.queries if self._state[q.name].success is not None]
+        room = self.max_series - batch.series - 2 * len(ran)  # each query's success and duration series
+        for query in self.queries:
+            state = self._state[query.name]
+            if not state.samples:
+                continue
+            if len(state.samples) > room:
+                state.error = (f"its {len(state.samples)} series do not fit in max_series ({self.max_series}) beside "
+                               f"the run's other {batch.series} series; this custom metric alone is refused "
+                               f"({query.origin})")
+                state.samples, state.success = [], False
+                continue
+            room -= len(state.samples)
 
     def emit(self, batch: MetricBatch) -> None:
         for query in self.queries:
