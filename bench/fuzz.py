@@ -250,7 +250,7 @@ def _host_worst(name: str) -> str:
 
 
 def _pid_stat_worst() -> None:
-    from exporter.core import procfs
+    from exporter.machine import procfs
 
     try:
         procfs.parse_pid_stat(_host_worst("pid_stat"))
@@ -259,7 +259,7 @@ def _pid_stat_worst() -> None:
 
 
 def pathological() -> list[tuple[str, Callable[[], object]]]:
-    from exporter.core.runner import CommandResult
+    from exporter.machine.runner import CommandResult
     from exporter.systems.host import parse as host
     from exporter.systems.host import textparse
     from exporter.systems.hpom import collector as hpom_collector

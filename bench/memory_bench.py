@@ -46,11 +46,11 @@ IMPORTS = [
     ("stack floor (prometheus_client+pydantic+fastapi+uvicorn)",
      "import prometheus_client, pydantic, fastapi, uvicorn"),
     ("exporter + the stack (everything `run` imports)",
-     "import exporter.cli, exporter.server, exporter.core.webconfig, exporter.core.httplimits, uvicorn"),
+     "import exporter.cli, exporter.web.server, exporter.web.webconfig, exporter.web.limits, uvicorn"),
 ]
 # modules a default start has no use for; listed when they are loaded anyway
 NOT_AT_DEFAULT_START = ("jinja2", "cryptography", "bcrypt", "psutil", "uvloop", "httptools", "websockets",
-                        "email_validator", "exporter.advisor", "exporter.statuspage")
+                        "email_validator", "exporter.advisor", "exporter.web.statuspage")
 PROBE = r"""
 import sys
 def rss():
@@ -66,8 +66,8 @@ LOADED = r"""
 import json, sys
 from exporter import cli
 from exporter.core.scheduler import Scheduler
-from exporter.core.webgate import WebGate
-from exporter.server import create_app
+from exporter.web.gate import WebGate
+from exporter.web.server import create_app
 import uvicorn
 config = cli.load(None)
 scheduler = Scheduler(cli.build_collectors(config), labels=config.labels)

@@ -317,8 +317,8 @@ def measure_process_pass(intervals: int, target_ms: float) -> ProcessPass:
     from exporter.cli import build_collectors
     from exporter.core.collector import Context
     from exporter.core.metrics import MetricBatch
-    from exporter.core.procfs import walk_processes
     from exporter.core.scheduler import Scheduler
+    from exporter.machine.procfs import walk_processes
     from exporter.registry import load
 
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as handle:

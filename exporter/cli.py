@@ -16,13 +16,14 @@ from typing import Any, NoReturn, Sequence
 
 from pydantic import BaseModel
 
-from .core import buildinfo, runner
+from .core import buildinfo
 from .core.collector import Collector, Context, static_label_problems
 from .core.config import DEFAULT_LISTEN_ADDRESS, ENV_PREFIX, ConfigError, masked_dump, parse_listen_address
 from .core.configfiles import UnreadableFile, read_file
 from .core.scheduler import Scheduler, cause_key
 from .core.secrets import MAX_SECRET_BYTES, check_password_sources, refused_secret_files, remember, scrub
 from .core.secrets import secret_values as _secret_values
+from .machine import runner
 from .registry import COLLECTORS, Config, load
 
 COMMANDS = ("run", "check-config", "collect-once", "advise", "healthcheck")
@@ -148,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _web_flags(parser: argparse.ArgumentParser) -> None:
     """The server's probe exemptions and connection limits (docs/security.md)."""
-    from .core.httplimits import Limits
+    from .web.limits import Limits
 
     defaults = Limits()
     parser.add_argument("--web.auth-exempt-path", dest="web_auth_exempt", action="append", default=[],
@@ -180,7 +181,7 @@ def _web_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _web_limits(args: argparse.Namespace):
-    from .core.httplimits import Limits
+    from .web.limits import Limits
 
     for name, value, low in (("--web.max-connections", args.web_max_connections, 1),
                              ("--web.max-requests", args.web_max_requests, 1),
@@ -328,7 +329,7 @@ def _main(argv: Sequence[str] | None) -> int:
         limits = _web_limits(args) if args.command == "run" else None
         web_config = None
         if getattr(args, "web_config_file", None):
-            from .core.webconfig import load_web_config
+            from .web.webconfig import load_web_config
 
             web_config = load_web_config(args.web_config_file)
         if args.command == "check-config":
@@ -360,7 +361,7 @@ def _serving(args: list[str]) -> bool:
 def _healthcheck(args: argparse.Namespace) -> int:
     """``healthcheck``: the serving process's own flags, environment and files decide where and how to probe
     (core.healthcheck); exit 0 healthy, 1 unhealthy, with one line saying why."""
-    from .core import healthcheck
+    from .web import healthcheck
 
     try:
         server = healthcheck.server_process(args.pid if args.pid is not None else healthcheck.find_server(_serving))
@@ -376,7 +377,7 @@ def _healthcheck(args: argparse.Namespace) -> int:
         host, port = parse_listen_address(config.web.listen_address)
         web_config = None
         if served.web_config_file:
-            from .core.webconfig import load_web_config
+            from .web.webconfig import load_web_config
 
             web_config = load_web_config(served.web_config_file)
         healthy, seen = healthcheck.probe(host, port, web_config, args.timeout)
@@ -563,9 +564,9 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
 
     import uvicorn
 
-    from .core.httplimits import ConnectionGuard, Limits, guarded_server, open_file_limit
-    from .core.webgate import WebGate
-    from .server import create_app
+    from .web.gate import WebGate
+    from .web.limits import ConnectionGuard, Limits, guarded_server, open_file_limit
+    from .web.server import create_app
 
     stopper = _Shutdown()
 
@@ -601,7 +602,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     quiet = hasattr(uvicorn.Server, "on_tick") and hasattr(uvicorn.Server, "main_loop")
     live = None
     if web_config is not None:
-        from .core.webconfig import LiveWebConfig
+        from .web.webconfig import LiveWebConfig
 
         live = LiveWebConfig(web_config)
     if live is not None:

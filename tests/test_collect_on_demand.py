@@ -222,7 +222,7 @@ def test_responses_carry_a_date_header(start_exporter):
     an origin server with a clock sends one)."""
     from email.utils import parsedate_to_datetime
 
-    from exporter.core.webgate import http_date
+    from exporter.web.gate import http_date
 
     assert http_date(0) == b"Thu, 01 Jan 1970 00:00:00 GMT"
     assert http_date(86399.9) == b"Thu, 01 Jan 1970 23:59:59 GMT"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from exporter.core.httplimits import RESERVED_FDS, SLACK, Limits, connection_cap
+from exporter.web.limits import RESERVED_FDS, SLACK, Limits, connection_cap
 
 from .conftest import REPO, free_port, http_get
 from .test_webconfig import Pki, client_context, https_get, write_config

@@ -12,7 +12,7 @@ from exporter.core.collector import Collector, Context
 from exporter.core.metrics import MetricBatch, MetricSpec
 from exporter.core.scheduler import Scheduler
 from exporter.core.settings import CollectorSettings
-from exporter.statuspage import render
+from exporter.web.statuspage import render
 
 
 class _Sources(Collector):

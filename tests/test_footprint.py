@@ -26,8 +26,8 @@ from .conftest import REPO, require_binary
 # objects (families(): tests, /advice, collect-once) and what the fast writer leaves to it; the web configuration's
 # module: only with --web.config.file
 NEVER_AT_DEFAULT_START = ("jinja2", "cryptography", "bcrypt", "psutil", "uvloop", "httptools", "websockets",
-                          "email_validator", "exporter.advisor", "exporter.statuspage", "yaml", "prometheus_client",
-                          "exporter.core.webconfig")
+                          "email_validator", "exporter.advisor", "exporter.web.statuspage", "yaml", "prometheus_client",
+                          "exporter.web.webconfig")
 # collectors that are off by default and not configured: nothing of theirs is imported at start, not even their
 # settings (exporter/registry.py, Dormant); the collector modules, parsers, checks and clients come with the
 # collector's first use, the settings with a configuration that gives the section
@@ -44,13 +44,13 @@ BUILD_APP = textwrap.dedent("""
     import json, sys
     from exporter import cli
     from exporter.core.scheduler import Scheduler
-    from exporter.core.webgate import WebGate
-    from exporter.server import create_app
+    from exporter.web.gate import WebGate
+    from exporter.web.server import create_app
     import uvicorn  # _serve imports it before building the app
 
     live = None
     if len(sys.argv) > 1:  # as _serve: the web configuration's module only with one
-        from exporter.core.webconfig import LiveWebConfig, load_web_config
+        from exporter.web.webconfig import LiveWebConfig, load_web_config
         live = LiveWebConfig(load_web_config(sys.argv[1]))
     config = cli.load(None)
     scheduler = Scheduler(cli.build_collectors(config), labels=config.labels)
@@ -140,7 +140,7 @@ def test_tls_and_basic_auth_start_does_not_import_cryptography(tmp_path):
                    f"basic_auth_users:\n  prometheus: '{digest}'\n")
     modules = _loaded(str(web))
     assert "ssl" in modules
-    assert _present(modules, ("cryptography", "jinja2", "exporter.advisor", "exporter.statuspage")) == []
+    assert _present(modules, ("cryptography", "jinja2", "exporter.advisor", "exporter.web.statuspage")) == []
 
 
 def test_certificate_validity_reads_the_dates_cryptography_reads(tmp_path):
@@ -149,7 +149,7 @@ def test_certificate_validity_reads_the_dates_cryptography_reads(tmp_path):
     import pytest
     from cryptography import x509
 
-    from exporter.core.webconfig import certificate_validity
+    from exporter.web.webconfig import certificate_validity
 
     openssl = require_binary("openssl")
     for name, key, days in (("rsa", ["rsa:2048"], "1"), ("ec", ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"], "30000")):

@@ -24,8 +24,8 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
-from exporter.core.deadline import BoundedCall, Overdue
 from exporter.core.scheduler import Scheduler
+from exporter.machine.deadline import BoundedCall, Overdue
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 
 from . import test_hpom

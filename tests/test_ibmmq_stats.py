@@ -489,7 +489,7 @@ def test_amqsrua_worker_arguments_counts_and_never_waits():
 
 
 def test_amqsrua_failures_are_the_sources_own():
-    from exporter.core.runner import CommandNotFound, CommandTimeout
+    from exporter.machine.runner import CommandNotFound, CommandTimeout
 
     for outcome, message in ((CommandTimeout("x"), "no publications within 75s"),
                              (CommandNotFound("x"), "amqsrua not found"),

@@ -15,12 +15,12 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Collector, Context
-from exporter.core.deadline import BoundedCall, Overdue
 from exporter.core.metrics import MetricBatch, MetricSpec
 from exporter.core.scheduler import Scheduler
 from exporter.core.settings import CollectorSettings
-from exporter.server import create_app
+from exporter.machine.deadline import BoundedCall, Overdue
 from exporter.systems.domino.collector import DominoCollector, DominoSettings
+from exporter.web.server import create_app
 
 from .conftest import shell_script
 

@@ -1,4 +1,4 @@
-"""GET /metrics is answered by the exporter's own ASGI app (exporter/server.py, App) without FastAPI's middleware,
+"""GET /metrics is answered by the exporter's own ASGI app (exporter/web/server.py, App) without FastAPI's middleware,
 routing and dependency layers (issue 30: about 1 ms of CPU per scrape); the answer is the one FastAPI's route
 gives, and every other method and path still goes to FastAPI."""
 
@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from exporter.core.scheduler import Scheduler
-from exporter.server import create_app
+from exporter.web.server import create_app
 
 from .test_isolation import Good
 

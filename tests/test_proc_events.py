@@ -1,4 +1,4 @@
-"""The process events connector (exporter/core/procevents.py, issue 30): with it, a pass re-reads only the names of
+"""The process events connector (exporter/machine/procevents.py, issue 30): with it, a pass re-reads only the names of
 processes that forked, exec'd or renamed since the pass before (and of pids it has not seen), and still counts a
 process that execs into a watched name at the next pass; lost events or a broken socket mean a pass that reads
 every name; without the connector (no CAP_NET_ADMIN, a recorded /proc) every pass reads every name as before.
@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporter.core import procevents
 from exporter.core.collector import Context
-from exporter.core.procfs import ProcessTable
+from exporter.machine import procevents
+from exporter.machine.procfs import ProcessTable
 from exporter.systems.process.collector import ProcessCollector
 
 from .conftest import PYTHON, plain_samples

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from exporter.core import procfs
 from exporter.core.collector import Context
 from exporter.core.metrics import MetricBatch
+from exporter.machine import procfs
 from exporter.systems.process.collector import ProcessCollector
 
 from .conftest import SLEEP, plain_samples, wait_for_comm, wait_for_file

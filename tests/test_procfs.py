@@ -13,12 +13,12 @@ import time
 import pytest
 
 from exporter.cli import build_collectors
-from exporter.core import procfs
 from exporter.core.collector import Context
 from exporter.core.exposition import render_families
 from exporter.core.metrics import MetricBatch
-from exporter.core.procfs import ProcessTable, parse_int, parse_pid_stat, walk_processes
 from exporter.core.scheduler import Scheduler
+from exporter.machine import procfs
+from exporter.machine.procfs import ProcessTable, parse_int, parse_pid_stat, walk_processes
 from exporter.registry import load
 from exporter.systems.host.collector import HostCollector
 from exporter.systems.host.parse import (

@@ -18,10 +18,10 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from exporter.core import procfs
 from exporter.core.collector import Context
-from exporter.core.procfs import ProcessTable, choose_backend, is_linux_procfs
-from exporter.core.psutil_procs import NoProcDirectory, PsutilProcessEntry, process_name, walk_psutil
+from exporter.machine import procfs
+from exporter.machine.procfs import ProcessTable, choose_backend, is_linux_procfs
+from exporter.machine.psutil_procs import NoProcDirectory, PsutilProcessEntry, process_name, walk_psutil
 from exporter.systems.host import psutil_backend as pb
 from exporter.systems.host.collector import SPECS, HostCollector, HostSettings
 from exporter.systems.process.collector import ProcessCollector, ProcessSettings

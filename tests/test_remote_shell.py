@@ -16,8 +16,8 @@ import pytest
 from pydantic import ValidationError
 
 from exporter.core.collector import Context
-from exporter.core.remote import UnsafeArgument, check_remote_arguments, prefixed, through_remote_shell
-from exporter.core.runner import run_command
+from exporter.machine.remote import UnsafeArgument, check_remote_arguments, prefixed, through_remote_shell
+from exporter.machine.runner import run_command
 from exporter.systems.domino.collector import DominoCollector, DominoSettings
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend

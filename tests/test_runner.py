@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from exporter.core import runner
-from exporter.core.deadline import BoundedCall, Overdue, Scope
-from exporter.core.runner import CommandError, CommandNotFound, CommandTimeout, live_commands, run_command
+from exporter.machine import runner
+from exporter.machine.deadline import BoundedCall, Overdue, Scope
+from exporter.machine.runner import CommandError, CommandNotFound, CommandTimeout, live_commands, run_command
 
 
 def alive(pid: int) -> bool:

@@ -21,7 +21,7 @@ from exporter.core.metrics import MetricBatch, MetricSpec
 from exporter.core.scheduler import Scheduler, cause_key
 from exporter.core.settings import CollectorSettings
 from exporter.registry import load as load_config
-from exporter.server import create_app
+from exporter.web.server import create_app
 
 from .conftest import REPO
 

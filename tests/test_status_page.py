@@ -1,4 +1,4 @@
-"""The status page (GET /, exporter/statuspage.py): what an operator opens first (issue 26).
+"""The status page (GET /, exporter/web/statuspage.py): what an operator opens first (issue 26).
 
 Checked as markup for escaping and wording, then in Debian's headless Chromium (the advice page's ``browser``
 fixture: Selenium, chromedriver, scripts off) against a real exporter with one Oracle database down (the DB-API
@@ -17,7 +17,7 @@ import sys
 import pytest
 import yaml
 
-from exporter.statuspage import CONTENT_SECURITY_POLICY, age, guide_rows, render
+from exporter.web.statuspage import CONTENT_SECURITY_POLICY, age, guide_rows, render
 
 from .conftest import FIXTURES, REPO, shell_script
 from .test_advice_page import _fits_and_screenshot, _summary_table, browser  # noqa: F401 - the fixture, shared
@@ -79,7 +79,7 @@ def test_guide_rows_come_from_the_metric_help():
 def test_page_does_not_load_jinja2():
     """The status page keeps the exporter's memory small (issue 30): no template engine for it."""
     code = ("import sys\nfrom fastapi.testclient import TestClient\nfrom exporter.core.scheduler import Scheduler\n"
-            "from exporter.server import create_app\n"
+            "from exporter.web.server import create_app\n"
             "client = TestClient(create_app(Scheduler([])))\n"
             "response = client.get('/')\nassert response.status_code == 200, response.text\n"
             "assert 'status' in response.text\nprint(sorted(m for m in sys.modules if m.startswith('jinja2')))\n")

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.core.textlines import first_line, iter_lines
+from exporter.machine.textlines import first_line, iter_lines
 
 # every line boundary str.splitlines knows, and \r\n that a chunk cut must never split
 PIECES = st.lists(st.sampled_from(["a", "bc", " ", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028",

@@ -25,10 +25,10 @@ import bcrypt
 import pytest
 from cryptography import x509
 
-from exporter.core import webconfig
 from exporter.core.config import ConfigError
-from exporter.core.webconfig import BasicAuth, load_web_config
-from exporter.core.webgate import WebGate
+from exporter.web import webconfig
+from exporter.web.gate import WebGate
+from exporter.web.webconfig import BasicAuth, load_web_config
 
 from .conftest import FIXTURES, REPO, free_port, http_get, require_binary, stop_process
 from .fakes.guessers import basic, flood
@@ -663,7 +663,7 @@ def test_healthcheck_finds_the_server_as_the_image_runs_it(tmp_path):
     """PID 1 (the ENTRYPOINT, run by its interpreter through the console script's #! line); behind an init
     (docker run --init) the one serving exporter; never a check-config or another healthcheck."""
     from exporter.cli import _serving
-    from exporter.core.healthcheck import NotFound, exporter_args, find_server
+    from exporter.web.healthcheck import NotFound, exporter_args, find_server
 
     image = ["/opt/venv/bin/python", "/opt/venv/bin/middleware-exporter", "run", "--config", "/etc/c.yaml"]
     assert exporter_args(image) == ["run", "--config", "/etc/c.yaml"]

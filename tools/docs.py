@@ -148,7 +148,7 @@ def host_platforms_reference() -> str:
 
 def process_platforms_reference() -> str:
     """The process groups' extra figures through psutil: per reading, the platforms (psutil_procs.EXTRA_ROWS)."""
-    from exporter.core import psutil_procs
+    from exporter.machine import psutil_procs
 
     return _platforms_table(psutil_procs.EXTRA_PLATFORMS, ((row.series, row) for row in psutil_procs.EXTRA_ROWS))
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Iterable, Mapping
 
+from ..machine.procfs import ProcessTable
 from .metrics import ConfiguredLabels, MetricBatch, MetricSpec, label_collisions
-from .procfs import ProcessTable
 from .settings import CollectorSettings
 
 

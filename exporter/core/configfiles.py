@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any
 
-from .deadline import current_scope
+from ..machine.deadline import current_scope
 
 FILE_TIMEOUT = 5.0  # seconds; a local file answers in microseconds, a healthy NFS mount in milliseconds
 MAX_FILE_BYTES = 16 * 1024 * 1024  # far above any configuration file this exporter reads

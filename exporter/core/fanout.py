@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-from .deadline import BoundedCall, Overdue, current_scope
+from ..machine.deadline import BoundedCall, Overdue, current_scope
 
 
 def target_limit(collector_timeout: float) -> float:

@@ -36,8 +36,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..machine.deadline import BoundedCall, Overdue
 from .collector import Collector
-from .deadline import BoundedCall, Overdue
 from .exposition import Exposition
 from .metrics import MetricBatch, StaticLabels, static_labels_for
 from .secrets import scrub

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..machine.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, boot_time
 from . import buildinfo
 from .metrics import NAMESPACE, MetricBatch, MetricSpec, StaticLabels
-from .procfs import PAGE_SIZE, USER_HZ, ProcessEntry, boot_time
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric
@@ -128,7 +128,7 @@ class SelfMetrics:
         # exporter's series as a whole), a target's own on its middleware_target_* series
         self._static = static_labels or None
         self._process = ProcessFigures()
-        # (file, not before, not after) of the server's TLS certificate (core/webconfig.py), set when serving TLS
+        # (file, not before, not after) of the server's TLS certificate (web/webconfig.py), set when serving TLS
         self.tls_certificate: Callable[[], tuple[str, float, float] | None] | None = None
 
     def collect(self) -> Iterable[Metric]:

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .deadline import Overdue
+from ..machine.deadline import Overdue
+from ..machine.runner import CommandError
 from .fanout import Target, fan_out, target_limit
 from .metrics import MetricBatch, MetricSpec
-from .runner import CommandError
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ import os
 import stat
 
 from ...core.collector import Collector, Context
-from ...core.deadline import Overdue
 from ...core.fanout import Target, fan_out
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
 from ...core.secrets import SecretUnavailable
+from ...machine.deadline import Overdue
 from .settings import DESCRIPTION, CertificateFile, CertificatesSettings  # noqa: F401 (moved; re-exported)
 
 P = f"{NAMESPACE}_certificate"

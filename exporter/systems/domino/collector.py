@@ -21,11 +21,11 @@ from fnmatch import translate
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.remote import prefixed, program_available, target_labels
-from ...core.runner import CommandError, run_command
 from ...core.sources import SourceMetrics, run_source
 from ...core.targets import local_target
-from ...core.textlines import first_line
+from ...machine.remote import prefixed, program_available, target_labels
+from ...machine.runner import CommandError, run_command
+from ...machine.textlines import first_line
 from .parse import read_show_stat
 from .settings import _THOUSANDS, DEFAULT_INCLUDE, DESCRIPTION, DominoSettings  # noqa: F401 (moved; re-exported)
 

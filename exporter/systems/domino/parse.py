@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from fnmatch import translate
 from typing import NamedTuple
 
-from ...core.textlines import iter_lines
+from ...machine.textlines import iter_lines
 from .locales import AUTO, LOCALES, NumberFormat, locale_format  # moved; re-exported (__all__)
 
 __all__ = ["COUNT_STATISTICS", "LOCALES", "MAX_NAME_LENGTH", "PERCENT_STATISTICS", "NumberFormat", "Reading",

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
-from ...core.remote import RemoteCommands, check_remote_arguments
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import check_command_timeout
+from ...machine.remote import RemoteCommands, check_remote_arguments
 from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 from .locales import LOCALES, NumberFormat, locale_format
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 
 from ...core.collector import Collector, Context
-from ...core.deadline import current_scope
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.procfs import choose_backend, read_mount_table
+from ...machine.deadline import current_scope
+from ...machine.procfs import choose_backend, read_mount_table
 from .parse import (
     Mount,
     is_readonly,

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import islice
 
-from ...core.textlines import first_line, iter_lines
+from ...machine.textlines import first_line, iter_lines
 
 MAX_LINES = 50_000  # df lines read; a longer output is refused rather than cut (mounts would vanish silently)
 MAX_LINE = 4_096  # PATH_MAX: a device and a mount point fit; a longer line is skipped

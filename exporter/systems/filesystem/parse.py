@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Sequence
 
-from ...core.procfs import Mount, parse_mounts
+from ...machine.procfs import Mount, parse_mounts
 
 __all__ = ["Mount", "parse_mounts", "Selection", "select_mounts", "is_readonly"]
 

@@ -9,9 +9,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
-from ...core.remote import check_remote_arguments
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 from ...core.sources import check_command_timeout
+from ...machine.remote import check_remote_arguments
 from .parse import DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE
 
 NAME = "filesystem"

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ...core.deadline import BoundedCall, Overdue
+from ...machine.deadline import BoundedCall, Overdue
 
 
 @dataclass(frozen=True)

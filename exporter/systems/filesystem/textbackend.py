@@ -17,11 +17,11 @@ import os
 from typing import TYPE_CHECKING
 
 from ...core.metrics import MetricBatch
-from ...core.remote import prefixed
-from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.sources import Source, SourceMetrics, SourceSet
 from ...core.targets import local_target
-from ...core.textlines import first_line
+from ...machine.remote import prefixed
+from ...machine.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
+from ...machine.textlines import first_line
 from .parse import Mount, select_mounts
 from .settings import DEFAULT_DF, FilesystemTextSettings  # noqa: F401 (moved; re-exported)
 

@@ -18,7 +18,7 @@ import time
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE, choose_backend, read_text
+from ...machine.procfs import PAGE_SIZE, choose_backend, read_text
 from .parse import (
     SECTOR_BYTES,
     parse_diskstats,

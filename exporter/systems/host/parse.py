@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.procfs import MAX_DIGITS, USER_HZ, parse_int
+from ...machine.procfs import MAX_DIGITS, USER_HZ, parse_int
 
 SECTOR_BYTES = 512  # /proc/diskstats always counts 512-byte sectors, whatever the device's sector size
 

@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 
 from ...core.metrics import MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE
+from ...machine.procfs import PAGE_SIZE
 from . import collector as c
 
 LINUX, AIX, SUNOS, WINDOWS, MACOS, FREEBSD = "linux", "aix", "sunos", "windows", "macos", "freebsd"

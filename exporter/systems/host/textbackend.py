@@ -7,7 +7,7 @@ The tools print rates and shares over their sample interval, so these are gauges
 (``middleware_host_cpu_mode_ratio``, ``..._page_scans_per_second``, ``..._disk_service_time_seconds``, ...), never
 counters made up from them; ``alerts/recording.yml`` turns them into the same recorded series the /proc counters
 give.  Every command is a source with its own success and duration; the commands run at the same time (each
-takes its sample interval), through ``core/runner.py`` (no shell, timeout, the process group killed).  A figure
+takes its sample interval), through ``machine/runner.py`` (no shell, timeout, the process group killed).  A figure
 no tool printed is absent, never 0.  An output the runner cut at its 4 MiB cap, or one so long that its last
 report (sar's Average block) is not in the part parsed (``textparse.TAIL_LINES``), fails its source with that
 said: the figures of an interval in the middle are never reported as the last ones.
@@ -21,11 +21,11 @@ import threading
 from typing import TYPE_CHECKING
 
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.remote import prefixed
-from ...core.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...core.sources import SourceMetrics
 from ...core.targets import local_target
-from ...core.textlines import first_line
+from ...machine.remote import prefixed
+from ...machine.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
+from ...machine.textlines import first_line
 from .settings import TextSettings  # noqa: F401 (moved; re-exported)
 
 if TYPE_CHECKING:

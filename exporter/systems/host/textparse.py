@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
 
-from ...core.textlines import iter_lines
+from ...machine.textlines import iter_lines
 
 # How much of a long output is parsed: enough for thousands of devices in the last report, and few enough that a
 # 4 MiB output (the runner's cap) parses within bench/fuzz.py's 100 ms budget.

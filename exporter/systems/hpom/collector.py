@@ -18,13 +18,13 @@ from importlib import resources
 from typing import TYPE_CHECKING, Callable
 
 from ...core.collector import Collector, Context
-from ...core.deadline import BoundedCall, Overdue
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.remote import prefixed, program_available, target_labels
-from ...core.runner import CommandError, CommandResult, run_command
 from ...core.sources import Source, SourceMetrics, SourceSet
 from ...core.targets import local_target
-from ...core.textlines import first_line
+from ...machine.deadline import BoundedCall, Overdue
+from ...machine.remote import prefixed, program_available, target_labels
+from ...machine.runner import CommandError, CommandResult, run_command
+from ...machine.textlines import first_line
 from ..oracle.client import OracleClient, OracleSettings
 from .checks import evaluate, require_queries, watched
 from .settings import (  # noqa: F401 (moved; re-exported)

@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ...core.textlines import iter_lines
+from ...machine.textlines import iter_lines
 
 __all__ = [
     "DEFAULT_COUNT_PATTERN",

@@ -9,9 +9,9 @@ import re
 from pydantic import Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
-from ...core.remote import RemoteCommands, check_remote_arguments
 from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import check_command_timeout
+from ...machine.remote import RemoteCommands, check_remote_arguments
 from ..oracle.client import OracleSettings
 from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 

@@ -22,9 +22,9 @@ from ...core.collector import Collector, Context
 from ...core.config import StaticLabelMap, labels_field
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.remote import check_remote_arguments
 from ...core.secrets import PasswordSettings, SecretUnavailable
 from ...core.settings import CollectorSettings, Duration
+from ...machine.remote import check_remote_arguments
 from . import DESCRIPTION, NAME
 from .model import (
     CHANNEL_STATUS_CODES,

@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.textlines import iter_lines
+from ...machine.textlines import iter_lines
 from . import mqscmap
 from .model import ChannelDefinition, ChannelState, QmgrHealth, QueueStatus
 from .mqscmap import to_age, to_int  # noqa: F401 - part of this module's interface (rest.py, tests)

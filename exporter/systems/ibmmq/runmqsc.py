@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import time
 
-from ...core.remote import UnsafeArgument, prefixed
-from ...core.runner import CommandError, CommandNotFound, CommandResult, CommandTimeout, run_command
-from ...core.textlines import iter_lines
+from ...machine.remote import UnsafeArgument, prefixed
+from ...machine.runner import CommandError, CommandNotFound, CommandResult, CommandTimeout, run_command
+from ...machine.textlines import iter_lines
 from . import mqscmap
 from .model import Backend, BackendError, BackendNotAvailable, QmgrSnapshot, Throughput
 from .parse import (

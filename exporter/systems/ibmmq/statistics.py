@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ...core.backoff import Backoff
-from ...core.remote import UnsafeArgument, prefixed
-from ...core.runner import CommandError, CommandNotFound, CommandTimeout, run_command
-from ...core.textlines import first_line
+from ...machine.remote import UnsafeArgument, prefixed
+from ...machine.runner import CommandError, CommandNotFound, CommandTimeout, run_command
+from ...machine.textlines import first_line
 from . import resstats as rs
 from .model import OBJECT_NAME, Throughput
 from .parse import parse_amqsrua

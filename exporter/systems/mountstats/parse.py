@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ...core.textlines import iter_lines
+from ...machine.textlines import iter_lines
 
 __all__ = ["BYTES_FIELDS", "EVENT_FIELDS", "Operation", "Transport", "NfsMount", "Parsed", "parse_mountstats",
            "MountInfo", "parse_mountinfo", "mount_address", "NFS_TYPES"]

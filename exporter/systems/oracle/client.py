@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterator, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...core.deadline import BoundedCall
 from ...core.secrets import PasswordSettings, SecretUnavailable, read_secret_file, remember, scrub
 from ...core.settings import Duration
+from ...machine.deadline import BoundedCall
 
 log = logging.getLogger("middleware_exporter.oracle")
 

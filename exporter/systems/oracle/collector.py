@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 from ...core.collector import Collector, Context
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.procfs import read_mount_table
+from ...machine.procfs import read_mount_table
 from . import checks, heapwarnings
 from .checks import P
 from .client import OracleClient, error_text

@@ -22,8 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...core.deadline import BoundedCall
 from ...core.metrics import MetricBatch, MetricSpec
+from ...machine.deadline import BoundedCall
 from .alertlog import ErrorCounts, message_codes, row_codes
 from .checks import P
 from .client import error_code, error_text

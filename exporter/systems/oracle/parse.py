@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Sequence
 
-from ...core.procfs import Mount, parse_mounts
+from ...machine.procfs import Mount, parse_mounts
 
 __all__ = ["Mount", "parse_mounts", "mount_of", "parse_options", "int_option", "HeapWarning", "heap_warnings",
            "alert_log_heap_warnings"]

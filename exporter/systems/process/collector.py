@@ -1,7 +1,7 @@
 """Process groups: count, CPU, memory, threads, start time, fds, I/O, page faults and context switches.
 
-Reads the shared process table (one walk over /proc/<pid>/stat per interval, see ``core/procfs.py``; through
-psutil where /proc is not Linux's, ``core/psutil_procs.py``) and a process's command line only when a group asks
+Reads the shared process table (one walk over /proc/<pid>/stat per interval, see ``machine/procfs.py``; through
+psutil where /proc is not Linux's, ``machine/psutil_procs.py``) and a process's command line only when a group asks
 for it.  /proc/<pid>/io, fd, limits and status are read only for processes a group has matched, once each per
 pass; a file that cannot be read (another user's process without root) leaves the figure out, never 0, and
 counts in ``..._unreadable_processes``.  A process counts by itself, never with its children, in every group it
@@ -17,7 +17,7 @@ import sys
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from ...core.procfs import (
+from ...machine.procfs import (
     PAGE_SIZE,
     USER_HZ,
     ProcessEntry,
@@ -238,7 +238,7 @@ class ProcessCollector(Collector):
 
     def _boot_time(self, backend: str) -> float:
         if backend == "psutil":
-            from ...core.psutil_procs import STARTTIME_ORIGIN
+            from ...machine.psutil_procs import STARTTIME_ORIGIN
 
             return STARTTIME_ORIGIN  # psutil entries count their start from the epoch, not from boot
         return boot_time(self.context.procfs)

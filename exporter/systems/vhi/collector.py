@@ -15,7 +15,7 @@ import os
 
 from ...core.collector import Collector, Context
 from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.procfs import PAGE_SIZE, read_text
+from ...machine.procfs import PAGE_SIZE, read_text
 from .parse import format_cpu_list, parse_cpu_list, parse_tcp, physical_cores, socket_inode
 from .settings import DESCRIPTION, VhiSettings  # noqa: F401 (moved; re-exported)
 

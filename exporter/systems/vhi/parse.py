@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from itertools import accumulate, compress
 
-from ...core.procfs import parse_int
+from ...machine.procfs import parse_int
 
 # The kernel's CPU numbers stay under NR_CPUS (8,192 at most on today's kernels); a larger number is not a CPU.
 MAX_CPU = 8192

@@ -9,9 +9,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from . import __version__
-from .core.exposition import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE
-from .core.scheduler import Scheduler
+from .. import __version__
+from ..core.exposition import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE
+from ..core.scheduler import Scheduler
 
 # The classic text format that generate_latest() writes and Prometheus 2.x parses.
 
@@ -133,14 +133,14 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
     # The advice reads the snapshot the scrape serves (exporter/advisor/model.py); it never runs a collector.
     @app.get("/api/v1/advice")
     async def advice_json() -> JSONResponse:
-        from .advisor.model import build_report
+        from ..advisor.model import build_report
 
         return JSONResponse(build_report(scheduler, settings))
 
     @app.get("/advice")
     async def advice_page() -> HTMLResponse:
-        from .advisor.model import build_report
-        from .advisor.page import CONTENT_SECURITY_POLICY, render
+        from ..advisor.model import build_report
+        from ..advisor.page import CONTENT_SECURITY_POLICY, render
 
         return HTMLResponse(render(build_report(scheduler, settings), version=__version__),
                             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
@@ -149,7 +149,7 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
 
     @app.get("/")
     async def landing() -> HTMLResponse:
-        # the status page (exporter/statuspage.py): the same states as the metrics, the API and the log
+        # the status page (exporter/web/statuspage.py): the same states as the metrics, the API and the log
         from .statuspage import CONTENT_SECURITY_POLICY, guide_rows, render
 
         if not guide:

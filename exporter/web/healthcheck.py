@@ -27,8 +27,8 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from .gate import REALM
 from .webconfig import TLS_VERSIONS, WebConfig
-from .webgate import REALM
 
 PROC = Path("/proc")
 # The gate's answers that prove the server is serving although /healthz itself was not run.

@@ -3,7 +3,7 @@
 
 A collector that runs commands (HPOM, Domino, the MQ runmqsc back-end, the host and file-system text back-ends)
 builds its argument lists with :func:`prefixed`; no shell is involved on this side, and timeouts and the
-process-group kill of core/runner.py apply to the whole ``ssh`` command.  With a prefix, the programs' paths are
+process-group kill of machine/runner.py apply to the whole ``ssh`` command.  With a prefix, the programs' paths are
 the remote host's, so their presence is not checked locally: a missing program shows as that source failing with
 the remote shell's error.
 
@@ -17,7 +17,7 @@ shell and forced-command script (a NUL, a line break).
 
 Connection sharing is the operator's ssh configuration's to decide: with ``ControlMaster auto`` and
 ``ControlPersist`` (in ``~/.ssh/config`` or as ``-o`` options in the prefix) ssh leaves a master process that later
-commands to the same host reuse without a new handshake.  The serving exporter keeps such a master (core/runner.py,
+commands to the same host reuse without a new handshake.  The serving exporter keeps such a master (machine/runner.py,
 ``KEPT_PROGRAMS``) instead of killing it as an escaped child, and ends it when it stops.
 """
 

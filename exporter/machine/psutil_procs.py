@@ -1,6 +1,6 @@
 """The process table through psutil, for hosts whose /proc is not Linux's (AIX, Solaris, Windows, macOS, FreeBSD).
 
-:class:`~exporter.core.procfs.ProcessTable` walks with :func:`walk_psutil` when its back-end is ``psutil``; the
+:class:`~exporter.machine.procfs.ProcessTable` walks with :func:`walk_psutil` when its back-end is ``psutil``; the
 entries answer like the /proc ones (``pid``, ``comm``, ``stat()``, ``cmdline()``), so the process collector and
 HPOM's MSI count need no second code path.  ``stat()`` expresses psutil's seconds and bytes in the /proc units
 (clock ticks, pages) and the callers convert them back, so nothing is rounded on the way.  The start time counts

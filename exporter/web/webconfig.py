@@ -34,8 +34,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from .config import ConfigError
-from .configfiles import NESTED_TOO_DEEPLY, UnreadableFile, check_shape, read_file
+from ..core.config import ConfigError
+from ..core.configfiles import NESTED_TOO_DEEPLY, UnreadableFile, check_shape, read_file
 
 log = logging.getLogger("middleware_exporter.web")
 

@@ -1,5 +1,5 @@
 """The ASGI gate in front of every route: the in-flight request bound and the Date header always; with a web
-configuration (``core/webconfig.py``, imported only then) its response headers, rate limit and basic auth.  Apart
+configuration (``web/webconfig.py``, imported only then) its response headers, rate limit and basic auth.  Apart
 from the web configuration so that a start without one does not import it (its pydantic models and TLS code:
 docs/footprint.md)."""
 
