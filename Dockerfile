@@ -37,7 +37,7 @@
 # MIDDLEWARE_EXPORTER_CONFIG=/etc/middleware-exporter/config.yaml work too. Add --pid=host to see the
 # host's processes in the process collector. The image writes nothing at run time, so --read-only works.
 #
-# tests/test_dockerfile.py lints this file, checks the locks, and replays the builder stage's
+# tests/deploy/test_dockerfile.py lints this file, checks the locks, and replays the builder stage's
 # `/opt/venv/bin/pip install` and `uninstall` commands in a fresh virtual environment: keep each one on its own
 # RUN line.
 

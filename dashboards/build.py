@@ -11,7 +11,7 @@ Every panel uses the ``${datasource}`` variable and filters every selector on ``
 where the figure has one (so a changed threshold moves the line), otherwise as a constant in the panel's thresholds
 (dashed, named in the description). Panel descriptions name the guide row and cite its document by title and
 section/table (docs/sources.md lists them). `grafana/dashboard-linter lint --strict` reports nothing on the output;
-the exclusions it needs are written to dashboards/.lint with their reasons (tests/test_dashboards.py runs it).
+the exclusions it needs are written to dashboards/.lint with their reasons (tests/alerting/test_dashboards.py runs it).
 """
 
 from __future__ import annotations
@@ -1273,7 +1273,8 @@ LINT_REASONS = {
     "template-job-rule": (
         'The job variable\'s All is the mixin\'s middlewareSelector (job=~"middleware.*"), not .+: the exporter '
         "publishes IBM MQ figures under ibmmq_* names that IBM's own MQ exporter also uses, and .+ would mix that "
-        "exporter's series (another scrape job) into these panels. tests/test_dashboards.py checks the rule's other "
+        "exporter's series (another scrape job) into these panels. tests/alerting/test_dashboards.py checks the "
+        "rule's other "
         "points (Prometheus query variable on $datasource, label Job, multi-value). In the node_exporter variant "
         "of the host dashboard the All is the mixin's nodeExporterSelector, for the same reason."),
     "target-job-rule": (

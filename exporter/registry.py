@@ -52,7 +52,7 @@ class Registered:
         return _import(self.settings_path)
 
     def load(self) -> type[Collector]:
-        return _import(self.path)  # tests/test_footprint.py: matches this entry
+        return _import(self.path)  # tests/project/test_footprint.py: matches this entry
 
 
 def _system(names: Any, settings: str, cls: str, module: str = "settings") -> Registered:

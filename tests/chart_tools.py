@@ -1,7 +1,7 @@
 """The Go tools and schemas the chart tests use.
 
 kubeconform (strict manifest validation), helm-unittest (template unit tests), helm-docs (the chart README),
-grafana/dashboard-linter (`lint --strict` on dashboards/, tests/test_dashboards.py), helm and promtool 3
+grafana/dashboard-linter (`lint --strict` on dashboards/, tests/alerting/test_dashboards.py), helm and promtool 3
 (tests/promtool3.py) are built and cached by tools/gotools.py, which scripts/test runs first; a test that finds
 one missing builds it under CI and skips elsewhere (:func:`cached`).
 

@@ -1,5 +1,6 @@
 """The fixture estate: every system of the guides, configured against recorded and public fixtures, for the advisor's
-tests (tests/test_advisor.py, tests/test_advice_page.py) and for a reader who wants to see the advice without a
+tests (tests/advisor/test_advisor.py, tests/advisor/test_advice_page.py) and for a reader who wants to see the advice
+without a
 real estate:
 
     .venv/bin/python -m tests.estate                 # the advice as a table (exit 1: something deviates)
@@ -23,8 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from .conftest import FIXTURES, REPO
-from .conftest import shell_script as _script
+from .support import FIXTURES, REPO
+from .support import shell_script as _script
 
 DB_PASSWORD = "monitor-pw-7f3a"
 

@@ -4,7 +4,7 @@ hung NFS or FUSE mount, which a FIFO no longer stands for: the exporter refuses 
 
 Needs root, /dev/fuse, gcc and Debian's libfuse3-dev (scripts/test installs fuse3 and libfuse3-dev); skips
 otherwise.  A thread blocked in such a read cannot be killed, not even by SIGKILL, until the server answers
-(tests/test_filesystem_fuse.py): release before stopping a process that reads it.
+(tests/systems/filesystem/test_filesystem_fuse.py): release before stopping a process that reads it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from .conftest import require_binary
+from .support import require_binary
 
 HANGREAD_C = r"""
 /* Test helper: a FUSE file system with one regular file, /pw, whose read blocks until $HANG_RELEASE exists. */

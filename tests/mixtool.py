@@ -22,10 +22,11 @@ from .chart_tools import BIN, cached, go_build
 COMMIT = "496ea9a28ba9134279ae54b2b3379d68da40a364"  # main of 2026-06-29
 REPOSITORY = "https://github.com/monitoring-mixins/mixtool"
 BINARY = BIN / f"mixtool-{COMMIT[:12]}"
-COVERED_BY = ("lint: tests/test_mixin.py::test_alert_groups_pass_mixtools_lint_rules_offline (its alert rules), "
-              "tests/test_rules.py::test_promtool_check_rules (rule syntax), "
-              "tests/test_dashboards.py::test_dashboard_linter_strict_reports_nothing (dashboards); generate: "
-              "tests/test_mixin.py::test_checked_in_rule_files_are_a_fresh_render and "
+COVERED_BY = ("lint: tests/alerting/test_mixin.py::test_alert_groups_pass_mixtools_lint_rules_offline "
+              "(its alert rules), "
+              "tests/alerting/test_rules.py::test_promtool_check_rules (rule syntax), "
+              "tests/alerting/test_dashboards.py::test_dashboard_linter_strict_reports_nothing (dashboards); generate: "
+              "tests/alerting/test_mixin.py::test_checked_in_rule_files_are_a_fresh_render and "
               "::test_checked_in_dashboards_are_a_fresh_render (the same go-jsonnet, through its Python bindings)")
 
 

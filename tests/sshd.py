@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .conftest import free_port, require_binary, stop_process
+from .support import free_port, require_binary, stop_process
 
 SSHD = "/usr/sbin/sshd"
 

@@ -982,5 +982,5 @@ ROWS: tuple[Row, ...] = (
         "Performance (VHI-CPU)", None, "taskset applies at once to the running processes", _vhi_cpu),
 )
 
-# The advice rows of the guides; tests/test_advisor.py checks that each appears with a status.
+# The advice rows of the guides; tests/advisor/test_advisor.py checks that each appears with a status.
 ADVICE_ROWS = tuple(row.id for row in ROWS)

@@ -33,7 +33,8 @@ _INF, _MINUS_INF = float("inf"), float("-inf")
 def go_float(value: float) -> str:
     """A sample value as prometheus_client writes it (Go's way for large numbers): NaN, +Inf and -Inf; a positive
     number of seven or more integer digits as mantissa and two-digit exponent (1250000 is 1.25e+06); anything
-    else as Python's repr.  Written here so that rendering does not import the library (tests/test_exposition_fast.py
+    else as Python's repr.  Written here so that rendering does not import the library
+    (tests/core/test_exposition_fast.py
     compares the two over many values)."""
     value = float(value)
     if value != value:
@@ -136,7 +137,7 @@ def _yield_gil() -> None:
 
 def render_families(families: Iterable[Metric], openmetrics: bool, eof: bool = True) -> bytes:
     """Families in the text or OpenMetrics format (``eof=False`` leaves out OpenMetrics' closing line), byte for
-    byte as prometheus_client renders them (tests/test_exposition_fast.py compares the two)."""
+    byte as prometheus_client renders them (tests/core/test_exposition_fast.py compares the two)."""
     out: list[str] = []
     escaped: dict[str, str] = {}  # label values repeat across families (a queue's name in ~13): escaped once
     chunks: list[bytes] = []

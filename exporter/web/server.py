@@ -69,7 +69,7 @@ class App:
     """The ASGI app: ``GET /metrics`` answered here, everything else by FastAPI.  A scrape is the one request that
     comes every few seconds for ever; through FastAPI's and Starlette's middleware, routing and dependency layers
     it cost about 1 ms of CPU more, a sixth of the exporter's CPU per scrape interval (issue 30,
-    docs/footprint.md).  Same answer either way (tests/test_metrics_endpoint.py compares them)."""
+    docs/footprint.md).  Same answer either way (tests/web/test_metrics_endpoint.py compares them)."""
 
     def __init__(self, api: FastAPI, scheduler: Scheduler) -> None:
         self.api = api

@@ -2,7 +2,7 @@
 // grafana-foundation-sdk; they are the dashboards as the default configuration renders them), and this file applies
 // the configuration: the job selector (the job variable's query and its "All"), the cluster variable and matcher
 // with showMultiCluster. `python -m tools.mixin` writes the result to
-// dashboards/<uid>.json; tests/test_mixin.py fails while those differ from a fresh render.
+// dashboards/<uid>.json; tests/alerting/test_mixin.py fails while those differ from a fresh render.
 local sources = {
   'middleware-exporter.json': import 'sources/middleware-exporter.json',
   'middleware-host.json': import 'sources/middleware-host.json',

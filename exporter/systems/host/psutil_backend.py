@@ -162,7 +162,7 @@ class Tolerance:
 
 
 # How closely the psutil back-end must agree with the /proc back-end on the same Linux host, read in the order
-# /proc, psutil, /proc (tests/test_psutil_backend.py uses these numbers; docs/platforms.md shows them).
+# /proc, psutil, /proc (tests/systems/host/test_psutil_backend.py uses these numbers; docs/platforms.md shows them).
 TOLERANCES = [
     Tolerance("counter_relative_slack", 1e-9,
               "counters (CPU, context switches, interrupts, swap, disks, network): /proc before <= psutil <= /proc "

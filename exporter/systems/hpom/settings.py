@@ -153,7 +153,8 @@ class HpomSettings(CollectorSettings, RemoteCommands):
     @field_validator("queue_count_pattern")
     @classmethod
     def _count_pattern(cls, value: str) -> str:
-        if value != DEFAULT_COUNT_PATTERN:  # the built-in one is valid (tests/test_hpom.py); the parsers load only
+        # the built-in one is valid (tests/systems/hpom/test_hpom.py); the parsers load only
+        if value != DEFAULT_COUNT_PATTERN:
             from .parse import compile_count_pattern  # where this setting is given
 
             compile_count_pattern(value)
