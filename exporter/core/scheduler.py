@@ -46,29 +46,66 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("middleware_exporter.scheduler")
 
+# Every function here runs in time linear in the text's length, whatever its shape (issue 38: one 40,000-letter
+# word took seconds per attempt, holding the interpreter): cause_key reads a bounded part of the text
+# (:func:`_bounded`), and no pattern backtracks over a run more than once: each scan of a run of word characters
+# starts only where the run starts (a lookbehind) or is possessive (``*+``), and a lookahead tests one class at a time.
+# bench/fuzz.py times the worst shapes known at n and 8n.
+CAUSE_HEAD_WORDS = 32
+CAUSE_TAIL_WORDS = 16
+CAUSE_WORD = 128  # characters of a word
+CAUSE_TEXT = (CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS) * (CAUSE_WORD + 1) + len("<cut> ")  # the most _bounded returns
+_BLANK_WORD = re.compile(r"[^ \t\r\n]+")  # words between blanks (other spaces and control characters are garbage)
+
 # The parts of an error text that change from one attempt to the next without a change of cause.
 _VARYING = re.compile(
     r"(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
-    r"|(?P<idkv>\b(?:[A-Za-z]+[_-])?(?i:id|handle|session|sid|token|nonce|cookie)\s*[=:]\s*)[^\s,;)\]}'\"]+"
-    r"|(?P<addr>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-fA-F:.]+\](?::\d+)?)"
-    r"|(?P<hex>\b0x[0-9a-fA-F]+\b)"
-    r"|(?P<bytes>\bb'(?:\\.|[^'\\])*'|\bb\"(?:\\.|[^\"\\])*\"|(?:\\x[0-9a-fA-F]{2})+)"  # b'\x8f...' (a repr)
+    r"|(?P<idkv>\b(?:[A-Za-z]++[_-])?(?i:id|handle|session|sid|token|nonce|cookie)\s*+[=:]\s*+)[^\s,;)\]}'\"]+"
+    r"|(?P<addr>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d++)?\b|\[[0-9a-fA-F:.]++\](?::\d+)?)"
+    r"|(?P<hex>\b0x[0-9a-fA-F]++\b)"
+    r"|(?P<bytes>\bb'(?:\\.|[^'\\])*+'|\bb\"(?:\\.|[^\"\\])*+\"|(?:\\x[0-9a-fA-F]{2})+)"  # b'\x8f...' (a repr)
     # random tokens: 12+ characters mixing letters and digits, or 8+ mixing lower and upper case (base64 without
-    # digits, letters-only handles); '/', '+' and '=' padding are part of them
-    r"|(?P<token>(?<![\w+=/-])(?:(?=[\w+/-]*\d)(?=[\w+/-]*[A-Za-z])[\w+/-]{12,}"
-    r"|(?=[\w+/-]*[a-z][\w+/-]*[A-Z]|[\w+/-]*[A-Z][\w+/-]*[a-z])[\w+/-]{8,})={0,2}(?![\w+/=-]))"
-    r"|(?P<code>\b[A-Za-z]+-?\d+[A-Za-z]?\b"
+    # digits, letters-only handles); '/', '+' and '=' padding are part of them.  A token is a whole run: it starts
+    # where no token character precedes and ends where none follows
+    r"|(?P<token>(?<![\w+=/-])(?:(?=[\w+/-]*?\d)(?=[\w+/-]*?[A-Za-z])[\w+/-]{12,}+"
+    r"|(?=[\w+/-]*?[a-z])(?=[\w+/-]*?[A-Z])[\w+/-]{8,}+)={0,2}+(?![\w+/=-]))"
+    r"|(?P<code>\b[A-Za-z]++-?\d++[A-Za-z]?\b"
     r"|(?i:\b(?:http|status|errno|reason|code|rc|mqrc|sqlcode|exit status|exit code|exited(?: with)?|signal)"
-    r"[\s:=#\[]*)-?\d+)"
+    r"[\s:=#\[]*+)-?\d+)"
     r"|(?P<number>\d+(?:[.,]\d+)*)")
 # A word in CamelCase (ConnectionRefusedError, HTTPError, getaddrinfo) is a name, not a random token: kept.
 _NAME = re.compile(r"(?:[a-z]+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]{2,})(?:[A-Z]+(?=[A-Z][a-z]|$)|[A-Z][a-z]{2,})*"
                    r"(?:[A-Z]+)?")
 _EXCEPTION_PREFIX = re.compile(r"^(?:[A-Za-z_.]*(?:Error|Exception|Unavailable|Overdue): )+")
-_ASIDE = re.compile(r"\s*\(\s*N\s*(?:ms|s|seconds?|minutes?|m|h)?\s*(?:left|remaining|ago|elapsed)?\s*\)")
+# "(N s left)" and the like; it starts where a run of blanks starts (a start inside the run would scan it again)
+_ASIDE = re.compile(r"(?<!\s)\s*+\(\s*+N(?:\s*+(?:ms|s|seconds?|minutes?|m|h))?(?:\s*+(?:left|remaining|ago|elapsed))?"
+                    r"\s*+\)")
 # Characters no one writes in an error text: bytes that were not text (U+FFFD, control characters, surrogates,
 # private use).  From the first of them the rest of the text is random: one placeholder for all of it.
 _GARBAGE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\ud800-\udfff\ue000-\uf8ff]")
+_WORD = re.compile(r"\S+")
+_LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")  # the last word (empty after a blank); found from each word's start once
+_PLAIN_WORD = re.compile(r"[(\[]?(?:[A-Za-z][a-z]{2,}|[A-Z]{3,})[)\],.;]?|[A-Za-z0-9_.-]*[A-Za-z0-9]:")
+
+
+def _bounded(message: str) -> str:
+    """The words of a text, one blank between them, each cut to :data:`CAUSE_WORD` characters; of a text of more
+    than ``CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS`` words, the first and the last words with ``<cut>`` between them.
+    What a failure is shows there (a message's words first, the request or command it concerns often last), and a
+    text of any length costs cause_key the same.  Words, not characters, so that a text whose length varies (a
+    number with one more digit) keeps the same parts: the first words are counted from the start, the last read from
+    a window at the end (a word the window cuts keeps its end, as every last word does)."""
+    head: list[str] = []
+    words = _BLANK_WORD.finditer(message)
+    for word in words:
+        if len(head) == CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS:
+            break
+        head.append(message[word.start():min(word.end(), word.start() + CAUSE_WORD)])
+    else:
+        return " ".join(head)
+    window = message[-CAUSE_TAIL_WORDS * (CAUSE_WORD + 1):]
+    tail = [word[-CAUSE_WORD:] for word in _BLANK_WORD.findall(window)[-CAUSE_TAIL_WORDS:]]
+    return " ".join([*head[:CAUSE_HEAD_WORDS], "<cut>", *tail])
 
 
 def _random_word(word: str) -> bool:
@@ -85,20 +122,19 @@ def _cut_garbage(message: str) -> str:
     (``dspmq: exit status 3: <first line of output>``)."""
     found = _GARBAGE.search(message)
     start = found.start() if found is not None else None
-    for word in re.finditer(r"\S+", message[:start]):
+    for word in _WORD.finditer(message, 0, len(message) if start is None else start):
         if _random_word(word.group()):
             start = word.start()
             break
     if start is None:
         return message
-    head = re.sub(r"\S+$", "", message[:start])  # printable characters glued to them are theirs
-    while True:
-        last = re.search(r"(\S+)\s*$", head)
-        if last is None or re.fullmatch(r"[(\[]?(?:[A-Za-z][a-z]{2,}|[A-Z]{3,})[)\],.;]?|[A-Za-z0-9_.-]*[A-Za-z0-9]:",
-                                        last.group(1)):
+    glued = _LAST_WORD.search(message, 0, start)  # printable characters glued to them are theirs
+    end = glued.start() if glued is not None else start
+    for word in reversed(list(_WORD.finditer(message, 0, end))):  # back over the words that are no plain words
+        if _PLAIN_WORD.fullmatch(word.group()):
             break
-        head = head[:last.start()]
-    head = head.rstrip()
+        end = word.start()
+    head = message[:end].rstrip()
     return f"{head} <bytes>" if head else "<bytes>"
 
 
@@ -106,7 +142,13 @@ def cause_key(message: str) -> str:
     """What a failure is, without what varies between attempts: numbers, durations, addresses, connection and
     session ids, hex values, random tokens and undecodable output are replaced; error codes (ORA-12541, AMQ9208E,
     HTTP 401, [Errno 111]) are kept, so a change of cause still shows.  Words that vary between attempts and look
-    like no token (a handle of lower-case letters) are told apart by :class:`_Cause`, from attempt to attempt."""
+    like no token (a handle of lower-case letters) are told apart by :class:`_Cause`, from attempt to attempt.
+    Of a long text, its first and its last words (:func:`_bounded`)."""
+    return _cause_of(_bounded(message))
+
+
+def _cause_of(message: str) -> str:
+    """:func:`cause_key` of a text already bounded (bench/fuzz.py times it unbounded: linear as well)."""
 
     def replace(match: re.Match[str]) -> str:
         kind = match.lastgroup
