@@ -53,9 +53,14 @@ log = logging.getLogger("middleware_exporter.scheduler")
 # bench/fuzz.py times the worst shapes known at n and 8n.
 CAUSE_HEAD_WORDS = 32
 CAUSE_TAIL_WORDS = 16
-CAUSE_WORD = 128  # characters of a word
+CAUSE_WORD_END = 64  # characters kept at either end of a longer word
+CAUSE_WORD = 2 * CAUSE_WORD_END + len("...")  # the most characters of a word _bounded keeps
 CAUSE_TEXT = (CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS) * (CAUSE_WORD + 1) + len("<cut> ")  # the most _bounded returns
+BLANKS = {" ", "\t", "\r", "\n"}
 _BLANK_WORD = re.compile(r"[^ \t\r\n]+")  # words between blanks (other spaces and control characters are garbage)
+# A bytes repr (b'\x8f...'), which may hold blanks: replaced in the whole text before it is bounded, so that a long
+# one is still one placeholder (no cut inside it)
+_BYTES_REPR = re.compile(r"\bb'(?:\\.|[^'\\])*+'|\bb\"(?:\\.|[^\"\\])*+\"")
 
 # The parts of an error text that change from one attempt to the next without a change of cause.
 _VARYING = re.compile(
@@ -63,7 +68,7 @@ _VARYING = re.compile(
     r"|(?P<idkv>\b(?:[A-Za-z]++[_-])?(?i:id|handle|session|sid|token|nonce|cookie)\s*+[=:]\s*+)[^\s,;)\]}'\"]+"
     r"|(?P<addr>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d++)?\b|\[[0-9a-fA-F:.]++\](?::\d+)?)"
     r"|(?P<hex>\b0x[0-9a-fA-F]++\b)"
-    r"|(?P<bytes>\bb'(?:\\.|[^'\\])*+'|\bb\"(?:\\.|[^\"\\])*+\"|(?:\\x[0-9a-fA-F]{2})+)"  # b'\x8f...' (a repr)
+    r"|(?P<bytes>(?:\\x[0-9a-fA-F]{2})+)"  # \x8f\x10 (a bytes repr is replaced before: _BYTES_REPR)
     # random tokens: 12+ characters mixing letters and digits, or 8+ mixing lower and upper case (base64 without
     # digits, letters-only handles); '/', '+' and '=' padding are part of them.  A token is a whole run: it starts
     # where no token character precedes and ends where none follows
@@ -89,22 +94,28 @@ _PLAIN_WORD = re.compile(r"[(\[]?(?:[A-Za-z][a-z]{2,}|[A-Z]{3,})[)\],.;]?|[A-Za-
 
 
 def _bounded(message: str) -> str:
-    """The words of a text, one blank between them, each cut to :data:`CAUSE_WORD` characters; of a text of more
-    than ``CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS`` words, the first and the last words with ``<cut>`` between them.
-    What a failure is shows there (a message's words first, the request or command it concerns often last), and a
-    text of any length costs cause_key the same.  Words, not characters, so that a text whose length varies (a
-    number with one more digit) keeps the same parts: the first words are counted from the start, the last read from
-    a window at the end (a word the window cuts keeps its end, as every last word does)."""
+    """The words of a text, one blank between them, a word of more than :data:`CAUSE_WORD` characters as its first
+    and last :data:`CAUSE_WORD_END` with ``...`` between them (a bytes repr keeps its ``b'`` and its closing quote);
+    of a text of more than ``CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS`` words, the first and the last words with
+    ``<cut>`` between them.  What a failure is shows there (a message's words first, the request or command it
+    concerns often last), and a text of any length costs cause_key the same.  Words, not characters, so that a text
+    whose length varies (a number with one more digit) keeps the same parts: the first words are counted from the
+    start, the last read from a window at the end."""
     head: list[str] = []
-    words = _BLANK_WORD.finditer(message)
-    for word in words:
+    for word in _BLANK_WORD.finditer(message):
         if len(head) == CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS:
             break
-        head.append(message[word.start():min(word.end(), word.start() + CAUSE_WORD)])
+        start, end = word.span()
+        head.append(message[start:end] if end - start <= CAUSE_WORD else
+                    f"{message[start:start + CAUSE_WORD_END]}...{message[end - CAUSE_WORD_END:end]}")
     else:
         return " ".join(head)
     window = message[-CAUSE_TAIL_WORDS * (CAUSE_WORD + 1):]
-    tail = [word[-CAUSE_WORD:] for word in _BLANK_WORD.findall(window)[-CAUSE_TAIL_WORDS:]]
+    words = _BLANK_WORD.findall(window)
+    if len(words) > 1 and len(message) > len(window) and not {message[-len(window) - 1], window[0]} & BLANKS:
+        words = words[1:]  # the window starts inside a word: from the next one
+    tail = [word if len(word) <= CAUSE_WORD else f"{word[:CAUSE_WORD_END]}...{word[-CAUSE_WORD_END:]}"
+            for word in words[-CAUSE_TAIL_WORDS:]]
     return " ".join([*head[:CAUSE_HEAD_WORDS], "<cut>", *tail])
 
 
@@ -144,7 +155,7 @@ def cause_key(message: str) -> str:
     HTTP 401, [Errno 111]) are kept, so a change of cause still shows.  Words that vary between attempts and look
     like no token (a handle of lower-case letters) are told apart by :class:`_Cause`, from attempt to attempt.
     Of a long text, its first and its last words (:func:`_bounded`)."""
-    return _cause_of(_bounded(message))
+    return _cause_of(_bounded(_BYTES_REPR.sub("<bytes>", message)))
 
 
 def _cause_of(message: str) -> str:
