@@ -298,6 +298,7 @@ class CollectorState:
     targets: dict[str, TargetState] = field(default_factory=dict)
     logged_targets: dict[str, _Cause] = field(default_factory=dict)  # target -> the "target down" cause last logged
     last_error_type: str = ""  # the exception type of the last failed run ("Overdue" for a timeout)
+    nothing_read: str | None = None  # why the last run, which worked, had nothing to read (readiness leaves it out)
     logged_cause: _Cause | None = None  # the collector failure last logged (None: not failing)
     logged_sources: dict[str, _Cause] = field(default_factory=dict)  # source -> the failure last logged
 
@@ -542,6 +543,7 @@ class Scheduler:
                 state.last_error_type = kind
                 for target in state.targets.values():  # nothing was read from any of them
                     target.up, target.error, target.sources = False, f"collection failed: {state.last_error}", {}
+            state.nothing_read = batch.nothing_to_read if error is None and batch is not None else None
             state.version += 1
             self._generation += 1
         self._log_changes(state, error is None and batch is not None)
@@ -631,16 +633,19 @@ class Scheduler:
         itself works (each raised, timed out or produced invalid samples: the exporter is broken, not what it
         watches); else ``degraded`` while a collector's success is 0 (a target down: the exporter is reporting
         it), and ``ready``.  Ready covers ``degraded``: a pod taken out of its Service because a database is down
-        could no longer say that the database is down (docs/architecture.md, "Readiness")."""
+        could no longer say that the database is down (docs/architecture.md, "Readiness").  A collector whose
+        last run had nothing to read (mountstats on a host without NFS mounts: ``note_nothing_to_read``) counts
+        neither way: with every other collector failing the exporter is failing, and on its own it is ready."""
         with self._lock:
             pending = sorted(s.name for s in self.states.values() if s.success is None)
             failing = sorted(s.name for s in self.states.values() if s.success is not None and not s.worked)
-            broken = [s.name for s in self.states.values() if s.success is False]
+            counted = [s for s in self.states.values() if not (s.success and s.nothing_read)]
+            broken = [s.name for s in counted if s.success is False]
             down = sorted(f"{s.name}/{name}" for s in self.states.values() for name, t in s.targets.items()
                           if t.up is False)
         if pending:
             status = "starting"
-        elif self.states and len(broken) == len(self.states):
+        elif counted and len(broken) == len(counted):
             status = "failing"
         else:
             status = "degraded" if failing else "ready"
