@@ -263,6 +263,8 @@ class MetricBatch:
         self.errors: dict[str, str] = {}
         # The targets the collector watches and their sources' results (core/targets.py).
         self.reports = TargetReports()
+        # Why the run had nothing to read (no NFS mount for mountstats), or None: note_nothing_to_read.
+        self.nothing_to_read: str | None = None
 
     def _family(self, name: str) -> _Family:
         fam = self._families.get(name)
@@ -330,6 +332,11 @@ class MetricBatch:
 
     def note_error(self, source: str, message: str) -> None:
         self.errors[source] = message
+
+    def note_nothing_to_read(self, why: str) -> None:
+        """The run found nothing to read (mountstats on a host without NFS mounts): it worked, but it neither shows
+        nor disproves that the exporter can collect, so readiness leaves it out (Scheduler.readiness)."""
+        self.nothing_to_read = why
 
     def report_target(self, target: str, up: bool, error: str | None = None) -> None:
         """Whether a target was reachable in this run, and why not (core/targets.py)."""

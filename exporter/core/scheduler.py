@@ -48,29 +48,77 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("middleware_exporter.scheduler")
 
+# Every function here runs in time linear in the text's length, whatever its shape (issue 38: one 40,000-letter
+# word took seconds per attempt, holding the interpreter): cause_key reads a bounded part of the text
+# (:func:`_bounded`), and no pattern backtracks over a run more than once: each scan of a run of word characters
+# starts only where the run starts (a lookbehind) or is possessive (``*+``), and a lookahead tests one class at a time.
+# bench/fuzz.py times the worst shapes known at n and 8n.
+CAUSE_HEAD_WORDS = 32
+CAUSE_TAIL_WORDS = 16
+CAUSE_WORD_END = 64  # characters kept at either end of a longer word
+CAUSE_WORD = 2 * CAUSE_WORD_END + len("...")  # the most characters of a word _bounded keeps
+CAUSE_TEXT = (CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS) * (CAUSE_WORD + 1) + len("<cut> ")  # the most _bounded returns
+BLANKS = {" ", "\t", "\r", "\n"}
+_BLANK_WORD = re.compile(r"[^ \t\r\n]+")  # words between blanks (other spaces and control characters are garbage)
+# A bytes repr (b'\x8f...'), which may hold blanks: replaced in the whole text before it is bounded, so that a long
+# one is still one placeholder (no cut inside it)
+_BYTES_REPR = re.compile(r"\bb'(?:\\.|[^'\\])*+'|\bb\"(?:\\.|[^\"\\])*+\"")
+
 # The parts of an error text that change from one attempt to the next without a change of cause.
 _VARYING = re.compile(
     r"(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
-    r"|(?P<idkv>\b(?:[A-Za-z]+[_-])?(?i:id|handle|session|sid|token|nonce|cookie)\s*[=:]\s*)[^\s,;)\]}'\"]+"
-    r"|(?P<addr>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-fA-F:.]+\](?::\d+)?)"
-    r"|(?P<hex>\b0x[0-9a-fA-F]+\b)"
-    r"|(?P<bytes>\bb'(?:\\.|[^'\\])*'|\bb\"(?:\\.|[^\"\\])*\"|(?:\\x[0-9a-fA-F]{2})+)"  # b'\x8f...' (a repr)
+    r"|(?P<idkv>\b(?:[A-Za-z]++[_-])?(?i:id|handle|session|sid|token|nonce|cookie)\s*+[=:]\s*+)[^\s,;)\]}'\"]+"
+    r"|(?P<addr>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d++)?\b|\[[0-9a-fA-F:.]++\](?::\d+)?)"
+    r"|(?P<hex>\b0x[0-9a-fA-F]++\b)"
+    r"|(?P<bytes>(?:\\x[0-9a-fA-F]{2})+)"  # \x8f\x10 (a bytes repr is replaced before: _BYTES_REPR)
     # random tokens: 12+ characters mixing letters and digits, or 8+ mixing lower and upper case (base64 without
-    # digits, letters-only handles); '/', '+' and '=' padding are part of them
-    r"|(?P<token>(?<![\w+=/-])(?:(?=[\w+/-]*\d)(?=[\w+/-]*[A-Za-z])[\w+/-]{12,}"
-    r"|(?=[\w+/-]*[a-z][\w+/-]*[A-Z]|[\w+/-]*[A-Z][\w+/-]*[a-z])[\w+/-]{8,})={0,2}(?![\w+/=-]))"
-    r"|(?P<code>\b[A-Za-z]+-?\d+[A-Za-z]?\b"
+    # digits, letters-only handles); '/', '+' and '=' padding are part of them.  A token is a whole run: it starts
+    # where no token character precedes and ends where none follows
+    r"|(?P<token>(?<![\w+=/-])(?:(?=[\w+/-]*?\d)(?=[\w+/-]*?[A-Za-z])[\w+/-]{12,}+"
+    r"|(?=[\w+/-]*?[a-z])(?=[\w+/-]*?[A-Z])[\w+/-]{8,}+)={0,2}+(?![\w+/=-]))"
+    r"|(?P<code>\b[A-Za-z]++-?\d++[A-Za-z]?\b"
     r"|(?i:\b(?:http|status|errno|reason|code|rc|mqrc|sqlcode|exit status|exit code|exited(?: with)?|signal)"
-    r"[\s:=#\[]*)-?\d+)"
+    r"[\s:=#\[]*+)-?\d+)"
     r"|(?P<number>\d+(?:[.,]\d+)*)")
 # A word in CamelCase (ConnectionRefusedError, HTTPError, getaddrinfo) is a name, not a random token: kept.
 _NAME = re.compile(r"(?:[a-z]+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]{2,})(?:[A-Z]+(?=[A-Z][a-z]|$)|[A-Z][a-z]{2,})*"
                    r"(?:[A-Z]+)?")
 _EXCEPTION_PREFIX = re.compile(r"^(?:[A-Za-z_.]*(?:Error|Exception|Unavailable|Overdue): )+")
-_ASIDE = re.compile(r"\s*\(\s*N\s*(?:ms|s|seconds?|minutes?|m|h)?\s*(?:left|remaining|ago|elapsed)?\s*\)")
+# "(N s left)" and the like; it starts where a run of blanks starts (a start inside the run would scan it again)
+_ASIDE = re.compile(r"(?<!\s)\s*+\(\s*+N(?:\s*+(?:ms|s|seconds?|minutes?|m|h))?(?:\s*+(?:left|remaining|ago|elapsed))?"
+                    r"\s*+\)")
 # Characters no one writes in an error text: bytes that were not text (U+FFFD, control characters, surrogates,
 # private use).  From the first of them the rest of the text is random: one placeholder for all of it.
 _GARBAGE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd\ud800-\udfff\ue000-\uf8ff]")
+_WORD = re.compile(r"\S+")
+_LAST_WORD = re.compile(r"(?<!\S)\S*+\Z")  # the last word (empty after a blank); found from each word's start once
+_PLAIN_WORD = re.compile(r"[(\[]?(?:[A-Za-z][a-z]{2,}|[A-Z]{3,})[)\],.;]?|[A-Za-z0-9_.-]*[A-Za-z0-9]:")
+
+
+def _bounded(message: str) -> str:
+    """The words of a text, one blank between them, a word of more than :data:`CAUSE_WORD` characters as its first
+    and last :data:`CAUSE_WORD_END` with ``...`` between them (a bytes repr keeps its ``b'`` and its closing quote);
+    of a text of more than ``CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS`` words, the first and the last words with
+    ``<cut>`` between them.  What a failure is shows there (a message's words first, the request or command it
+    concerns often last), and a text of any length costs cause_key the same.  Words, not characters, so that a text
+    whose length varies (a number with one more digit) keeps the same parts: the first words are counted from the
+    start, the last read from a window at the end."""
+    head: list[str] = []
+    for word in _BLANK_WORD.finditer(message):
+        if len(head) == CAUSE_HEAD_WORDS + CAUSE_TAIL_WORDS:
+            break
+        start, end = word.span()
+        head.append(message[start:end] if end - start <= CAUSE_WORD else
+                    f"{message[start:start + CAUSE_WORD_END]}...{message[end - CAUSE_WORD_END:end]}")
+    else:
+        return " ".join(head)
+    window = message[-CAUSE_TAIL_WORDS * (CAUSE_WORD + 1):]
+    words = _BLANK_WORD.findall(window)
+    if len(words) > 1 and len(message) > len(window) and not {message[-len(window) - 1], window[0]} & BLANKS:
+        words = words[1:]  # the window starts inside a word: from the next one
+    tail = [word if len(word) <= CAUSE_WORD else f"{word[:CAUSE_WORD_END]}...{word[-CAUSE_WORD_END:]}"
+            for word in words[-CAUSE_TAIL_WORDS:]]
+    return " ".join([*head[:CAUSE_HEAD_WORDS], "<cut>", *tail])
 
 
 def _random_word(word: str) -> bool:
@@ -87,20 +135,19 @@ def _cut_garbage(message: str) -> str:
     (``dspmq: exit status 3: <first line of output>``)."""
     found = _GARBAGE.search(message)
     start = found.start() if found is not None else None
-    for word in re.finditer(r"\S+", message[:start]):
+    for word in _WORD.finditer(message, 0, len(message) if start is None else start):
         if _random_word(word.group()):
             start = word.start()
             break
     if start is None:
         return message
-    head = re.sub(r"\S+$", "", message[:start])  # printable characters glued to them are theirs
-    while True:
-        last = re.search(r"(\S+)\s*$", head)
-        if last is None or re.fullmatch(r"[(\[]?(?:[A-Za-z][a-z]{2,}|[A-Z]{3,})[)\],.;]?|[A-Za-z0-9_.-]*[A-Za-z0-9]:",
-                                        last.group(1)):
+    glued = _LAST_WORD.search(message, 0, start)  # printable characters glued to them are theirs
+    end = glued.start() if glued is not None else start
+    for word in reversed(list(_WORD.finditer(message, 0, end))):  # back over the words that are no plain words
+        if _PLAIN_WORD.fullmatch(word.group()):
             break
-        head = head[:last.start()]
-    head = head.rstrip()
+        end = word.start()
+    head = message[:end].rstrip()
     return f"{head} <bytes>" if head else "<bytes>"
 
 
@@ -108,7 +155,13 @@ def cause_key(message: str) -> str:
     """What a failure is, without what varies between attempts: numbers, durations, addresses, connection and
     session ids, hex values, random tokens and undecodable output are replaced; error codes (ORA-12541, AMQ9208E,
     HTTP 401, [Errno 111]) are kept, so a change of cause still shows.  Words that vary between attempts and look
-    like no token (a handle of lower-case letters) are told apart by :class:`_Cause`, from attempt to attempt."""
+    like no token (a handle of lower-case letters) are told apart by :class:`_Cause`, from attempt to attempt.
+    Of a long text, its first and its last words (:func:`_bounded`)."""
+    return _cause_of(_bounded(_BYTES_REPR.sub("<bytes>", message)))
+
+
+def _cause_of(message: str) -> str:
+    """:func:`cause_key` of a text already bounded (bench/fuzz.py times it unbounded: linear as well)."""
 
     def replace(match: re.Match[str]) -> str:
         kind = match.lastgroup
@@ -247,6 +300,7 @@ class CollectorState:
     targets: dict[str, TargetState] = field(default_factory=dict)
     logged_targets: dict[str, _Cause] = field(default_factory=dict)  # target -> the "target down" cause last logged
     last_error_type: str = ""  # the exception type of the last failed run ("Overdue" for a timeout)
+    nothing_read: str | None = None  # why the last run, which worked, had nothing to read (readiness leaves it out)
     logged_cause: _Cause | None = None  # the collector failure last logged (None: not failing)
     logged_sources: dict[str, _Cause] = field(default_factory=dict)  # source -> the failure last logged
 
@@ -545,6 +599,7 @@ class Scheduler:
                 state.last_error_type = kind
                 for target in state.targets.values():  # nothing was read from any of them
                     target.up, target.error, target.sources = False, f"collection failed: {state.last_error}", {}
+            state.nothing_read = batch.nothing_to_read if error is None and batch is not None else None
             state.version += 1
             self._generation += 1
         self._log_changes(state, error is None and batch is not None)
@@ -633,16 +688,19 @@ class Scheduler:
         itself works (each raised, timed out or produced invalid samples: the exporter is broken, not what it
         watches); else ``degraded`` while a collector's success is 0 (a target down: the exporter is reporting
         it), and ``ready``.  Ready covers ``degraded``: a pod taken out of its Service because a database is down
-        could no longer say that the database is down (docs/architecture.md, "Readiness")."""
+        could no longer say that the database is down (docs/architecture.md, "Readiness").  A collector whose
+        last run had nothing to read (mountstats on a host without NFS mounts: ``note_nothing_to_read``) counts
+        neither way: with every other collector failing the exporter is failing, and on its own it is ready."""
         with self._lock:
             pending = sorted(s.name for s in self.states.values() if s.success is None)
             failing = sorted(s.name for s in self.states.values() if s.success is not None and not s.worked)
-            broken = [s.name for s in self.states.values() if s.success is False]
+            counted = [s for s in self.states.values() if not (s.success and s.nothing_read)]
+            broken = [s.name for s in counted if s.success is False]
             down = sorted(f"{s.name}/{name}" for s in self.states.values() for name, t in s.targets.items()
                           if t.up is False)
         if pending:
             status = "starting"
-        elif self.states and len(broken) == len(self.states):
+        elif counted and len(broken) == len(counted):
             status = "failing"
         else:
             status = "degraded" if failing else "ready"

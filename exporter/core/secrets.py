@@ -30,8 +30,11 @@ log = logging.getLogger("middleware_exporter.secrets")
 MASK = "********"
 MAX_SECRET_BYTES = 1024 * 1024  # a password or token is far smaller; a wrong path to a large file is refused
 MIN_SCRUB_LENGTH = 4
-# ``scheme://user:password@host``: the password part, whatever the password is.
-_URL_USERINFO_RE = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]*@")
+# ``scheme://user:password@host``: the password part, whatever the password is.  The scheme is matched from the
+# start of its run of scheme characters only (a lookbehind), once per run: started at every letter of a long run, as
+# ``\b[a-z][a-z0-9+.-]*://`` was, the scan took time quadratic in the run's length (issue 38, an error text of one
+# 40,000-character word); the masked part is the same wherever in the run the match starts.
+_URL_USERINFO_RE = re.compile(r"(?i)(?<![a-z0-9+.-])((?=[0-9+.-]*+[a-z])[a-z0-9+.-]*+://[^\s/?#@:]*+:)[^\s/?#@]*+@")
 
 
 class SecretUnavailable(Exception):

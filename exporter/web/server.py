@@ -113,8 +113,9 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
 
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
-        # 503 "starting" before every collector's first run, 503 "failing" while every collector's run fails; 200
-        # "ready", or "degraded" while a target is down or a source fails (core/scheduler.py, Scheduler.readiness)
+        # 503 "starting" before every collector's first run, 503 "failing" while every collector's run fails (a run
+        # with nothing to read counts neither way); 200 "ready", or "degraded" while a target is down or a source
+        # fails (core/scheduler.py, Scheduler.readiness)
         readiness = scheduler.readiness()
         body = {key: readiness[key] for key in ("status", "pending_collectors", "failing_collectors", "targets_down")}
         return JSONResponse(body, status_code=200 if readiness["ready"] else 503)

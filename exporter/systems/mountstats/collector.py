@@ -2,8 +2,9 @@
 
 One read of that file per run (the kernel prints counters it keeps in memory: no statfs, no request to the NFS
 server, so a hung server cannot block it) and, when there is an NFS mount, one of ``<procfs>/self/mountinfo`` for
-the server address.  A host without NFS mounts gets no series at all.  Names are node_exporter's
-(``node_mountstats_nfs_*`` -> ``middleware_mountstats_nfs_*``) with one more label, ``mountpoint``; see README.md.
+the server address.  A host without NFS mounts gets no series at all, and such a run counts neither way for
+readiness (``note_nothing_to_read``).  Names are node_exporter's (``node_mountstats_nfs_*`` ->
+``middleware_mountstats_nfs_*``) with one more label, ``mountpoint``; see README.md.
 """
 
 from __future__ import annotations
@@ -151,9 +152,14 @@ class MountstatsCollector(Collector):
         try:
             text = self._read(self.path)
         except (FileNotFoundError, NotADirectoryError):
-            return  # no mountstats (not Linux, or a recorded tree without it): no NFS statistics to report
+            # no mountstats (not Linux, or a recorded tree without it): no NFS statistics to report, and no proof
+            # that the exporter can read anything (readiness leaves the run out)
+            batch.note_nothing_to_read(f"{self.path} not found")
+            return
         if "fstype nfs" not in text:
-            return  # no NFS mount (every mount has a "device ... with fstype ..." line; nfs and nfs4 alike)
+            # no NFS mount (every mount has a "device ... with fstype ..." line; nfs and nfs4 alike)
+            batch.note_nothing_to_read("no NFS mount")
+            return
         if self._parse is None:
             from . import parse
 
