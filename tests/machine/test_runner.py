@@ -227,7 +227,7 @@ def test_with_the_subreaper_an_escaped_child_is_killed_too(tmp_path):
     into its own session is re-parented to it and killed once its command has finished or been killed."""
     pidfile = tmp_path / "pids"
     program = ("import sys, threading\n"
-               "from exporter.core import runner\n"
+               "from exporter.machine import runner\n"
                "print(runner.guard_process(watchdog=False)['subreaper'])\n"
                f"runner.run_command([sys.executable, '-c', {FAMILY!r}, {str(pidfile)!r}], timeout=1.5)\n")
     result = _python(program, timeout=60)
@@ -291,7 +291,7 @@ def test_large_input_and_both_outputs_capped():
 
 
 def test_after_a_final_shutdown_no_command_starts():
-    program = ("from exporter.core import runner\n"
+    program = ("from exporter.machine import runner\n"
                "runner.shutdown(grace=0)\n"
                "try:\n"
                "    runner.run_command(['/bin/echo', 'x'], timeout=5)\n"
@@ -325,7 +325,7 @@ def test_ssh_masters_are_kept_up_to_a_bound_and_other_escapees_killed(tmp_path):
     masters, strays = tmp_path / "masters", tmp_path / "strays"
     runs = runner.MAX_KEPT + 4
     program = ("import sys, time\n"
-               "from exporter.core import runner\n"
+               "from exporter.machine import runner\n"
                "print(runner.guard_process(watchdog=False)['subreaper'], flush=True)\n"
                f"for _ in range({runs}):\n"
                f"    assert runner.run_command([{str(ssh)!r}, {str(masters)!r}], timeout=20).stdout == 'connected\\n'\n"
