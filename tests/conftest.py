@@ -16,8 +16,13 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `network` are opt-in: left out unless --network, MWE_NETWORK=1 or a -m naming `network`
-    selects them, so that the default suite gives the same answer on a machine without the network."""
+    """A test that starts the exporter as a real process (the `start_exporter` fixture) is an integration test:
+    the quick loop, ``-m "not integration"``, leaves it out.  Tests marked `network` are opt-in: left out unless
+    --network, MWE_NETWORK=1 or a -m naming `network` selects them, so that the default suite gives the same
+    answer on a machine without the network."""
+    for item in items:
+        if "start_exporter" in getattr(item, "fixturenames", ()) and item.get_closest_marker("integration") is None:
+            item.add_marker(pytest.mark.integration)
     if config.getoption("--network") or os.environ.get("MWE_NETWORK") == "1" or "network" in config.option.markexpr:
         return
     kept = [item for item in items if item.get_closest_marker("network") is None]

@@ -504,6 +504,7 @@ def test_kgl_never_follows_from_an_empty_window_of_the_alert_log(tmp_path, fake_
     assert "alert-log file is read from its end" in kgl["reason"]
 
 
+@pytest.mark.integration  # several collections in a row
 def test_kgl_window_grows_with_the_runs_and_history_gives_one_at_the_start(tmp_path, fake_oracle):
     alert = tmp_path / "alert_opcdb.log"
     alert.write_text("Heap size 52749K exceeds notification threshold (51200K)\n")

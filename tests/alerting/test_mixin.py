@@ -21,6 +21,8 @@ from tools import mixin
 
 from ..mixtool import mixtool
 
+pytestmark = pytest.mark.integration  # runs promtool or renders the whole mixin: slow, left out of the quick loop
+
 DEFAULT_JOB = 'job=~"middleware.*"'
 NODE_JOB = 'job="node-exporter"'
 # Series produced by the rules themselves without any scrape label: the thresholds (vector(N)).

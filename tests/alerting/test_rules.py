@@ -66,6 +66,7 @@ def promtool_of(major: str) -> str:
 MAJORS = pytest.mark.parametrize("major", ["2", "3"], ids=["prometheus-2.42", "prometheus-3.x"])
 
 
+@pytest.mark.integration  # runs promtool over every rule file
 @MAJORS
 def test_promtool_check_rules(major):
     promtool = promtool_of(major)
@@ -78,6 +79,7 @@ def test_promtool_check_rules(major):
     assert "lint error" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
+@pytest.mark.integration  # runs promtool over every rule file
 @MAJORS
 def test_promtool_unit_tests(major):
     promtool = promtool_of(major)

@@ -18,6 +18,8 @@ from tools import scenarios as sc
 from ..promtool3 import promtool3
 from ..support import require_binary
 
+pytestmark = pytest.mark.integration  # runs promtool or renders the whole mixin: slow, left out of the quick loop
+
 SCENARIOS = sc.scenarios()
 
 

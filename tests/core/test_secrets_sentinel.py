@@ -323,6 +323,7 @@ def test_collect_once_with_echoing_drivers_and_servers(tmp_path, capfd, monkeypa
         assert not leaks(output), output
 
 
+@pytest.mark.integration  # waits out a silent listener
 def test_silent_listener(tmp_path, capfd, monkeypatch, silent_listener):
     if getattr(sys.modules.get("oracledb"), "__version__", "") == "0.0-fake":
         monkeypatch.delitem(sys.modules, "oracledb")

@@ -201,6 +201,7 @@ def fd_count() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+@pytest.mark.integration  # starts Python processes and waits out their children
 def test_an_escaped_child_holding_stdout_pins_no_thread_or_descriptor(tmp_path):
     """10 runs of a command whose grandchild moves to its own session and keeps stdout open: the command's
     output still comes back, and threads and descriptors are the same after as before."""
@@ -222,6 +223,7 @@ def test_an_escaped_child_holding_stdout_pins_no_thread_or_descriptor(tmp_path):
         _kill_leftovers(read_pids(pidfile))
 
 
+@pytest.mark.integration  # starts Python processes and waits out their children
 def test_with_the_subreaper_an_escaped_child_is_killed_too(tmp_path):
     """In a process set up as the serving exporter sets itself up (runner.guard_process), an orphan that escaped
     into its own session is re-parented to it and killed once its command has finished or been killed."""
@@ -316,6 +318,7 @@ echo connected
 """
 
 
+@pytest.mark.integration  # starts Python processes and waits out their children
 def test_ssh_masters_are_kept_up_to_a_bound_and_other_escapees_killed(tmp_path):
     """In a process set up as the serving exporter (subreaper): re-parented ssh masters are kept, at most MAX_KEPT;
     an escaped child of another name is killed as before; shutdown ends the kept ones."""

@@ -171,6 +171,7 @@ def test_missing_installation_is_quiet(tmp_path):
     assert not any(name == "middleware_hpom_source_success" for name, _ in samples)
 
 
+@pytest.mark.integration  # waits out hanging commands or a silent listener
 def test_garbage_hanging_and_failing_commands_leave_the_rest(hpom_server, fake_oracledb, tmp_path):
     bindir = tmp_path / "bin"
     garbage = tmp_path / "garbage.bin"
@@ -275,6 +276,7 @@ def test_real_oracledb_driver_connection_refused(hpom_server):
     assert _value(samples, "middleware_hpom_queue_size_bytes", queue="msgmgrq") == 123_456
 
 
+@pytest.mark.integration  # waits out hanging commands or a silent listener
 def test_real_oracledb_driver_against_a_silent_listener(hpom_server):
     """A listener that accepts and never answers (a hung database host): bounded by connect_timeout."""
     pytest.importorskip("oracledb")
@@ -789,6 +791,7 @@ def test_service_load_on_demand_from_a_server_variable(hpom_server, tmp_path, li
     assert "OPC_SITE_SLOD" in info  # exposed like the site's other extra variables
 
 
+@pytest.mark.integration  # waits out hanging commands or a silent listener
 def test_service_load_on_demand_is_unknown_while_ovconfget_fails(hpom_server, tmp_path):
     del hpom_server["database"]
     hpom_server["ovconfget"] = _script(tmp_path / "bin" / "ovconfget", "sleep 30\n")

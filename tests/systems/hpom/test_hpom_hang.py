@@ -110,6 +110,7 @@ def _assert_answering_sources_kept(samples: dict) -> None:
     assert _v(samples, "active_messages", severity="major") == 30000
 
 
+@pytest.mark.integration  # waits out hanging commands
 def test_commands_hanging_together_keep_the_queues_and_the_database(hpom_server, fake_oracledb, tmp_path):
     """Through the scheduler, as the exporter runs it: three commands that each take the whole command_timeout
     overran the collector's timeout one after another, and the whole batch was discarded (queue sizes too)."""
@@ -136,6 +137,7 @@ def test_commands_hanging_together_keep_the_queues_and_the_database(hpom_server,
             assert len(_starts(tmp_path, name)) == run
 
 
+@pytest.mark.integration  # waits out hanging commands
 def test_a_source_stuck_outside_a_command_is_not_started_again(hpom_server, fake_oracledb, monkeypatch):
     """A queue directory that hangs (a dead NFS server): the queues source times out on its own, the others keep
     their figures, and while the listing is still stuck the next run does not start another one."""
@@ -170,6 +172,7 @@ def test_a_source_stuck_outside_a_command_is_not_started_again(hpom_server, fake
         release.set()
 
 
+@pytest.mark.integration  # waits out hanging commands
 def test_the_sources_commands_never_outlive_the_callers_deadline(hpom_server, tmp_path):
     """The sources run in threads of their own, tied to the bounded call the collection runs in: with less time
     left there than command_timeout, the hung commands are killed at the caller's deadline instead of running on

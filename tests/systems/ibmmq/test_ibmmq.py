@@ -144,6 +144,7 @@ def test_a_failing_back_end_leaves_the_others(monkeypatch, behaviour, message):
     assert not any(dict(labels).get("qmgr") == "QMBAD" for name, labels in samples if name.startswith("ibmmq_queue"))
 
 
+@pytest.mark.integration  # waits out a hung back-end
 def test_a_hung_back_end_is_not_called_again_while_hung(monkeypatch):
     collector = _collector(monkeypatch, {"QMHANG": "hang"})
     _collect(collector)

@@ -312,6 +312,7 @@ def test_invented_statvers_1_0_tcp_and_udp_lines(tmp_path):
     assert not any(n == P + "transport_maximum_rpc_slots" for n, _ in samples)
 
 
+@pytest.mark.integration  # a fuzz run over every capture
 def test_mutated_captures_never_raise_nor_duplicate(tmp_path):
     """Fuzz-ish: 300 seeded mutations of the genuine captures (lines cut, dropped, repeated, tokens replaced)
     parse without an exception and collect without an invalid batch (no duplicate series)."""

@@ -159,6 +159,7 @@ def test_direct_io_through_filesystemio_options(fake_db):
     assert _v(samples, "nfs_mount_follows_guide", database="opcdb", mountpoint="/u01/oradata", option="direct_io") == 1
 
 
+@pytest.mark.integration  # waits out a hanging or slow stand-in database
 def test_hanging_database_leaves_the_other_intact(fake_db):
     data = yaml.safe_load(fake_db.read_text())
     data["databases"][ERP]["hang_connect"] = 30
@@ -176,6 +177,7 @@ def test_hanging_database_leaves_the_other_intact(fake_db):
     assert _v(samples, "redo_log_switches_total", database="opcdb", thread="1") == 48213
 
 
+@pytest.mark.integration  # waits out a hanging or slow stand-in database
 def test_ora_error_mid_scrape_and_dropped_connection_reconnect(fake_db, tmp_path):
     _edit(fake_db, OPCDB, "FROM v$resource_limit", error="ORA-00942: table or view does not exist")
     _edit(fake_db, OPCDB, "FROM v$session", error="ORA-03113: end-of-file on communication channel", drop=True)
@@ -201,6 +203,7 @@ def test_ora_error_mid_scrape_and_dropped_connection_reconnect(fake_db, tmp_path
     assert not any(key.startswith("opcdb") for key in batch.errors)
 
 
+@pytest.mark.integration  # waits out a hanging or slow stand-in database
 def test_slow_query_times_out_alone(fake_db):
     _edit(fake_db, ERP, "FROM v$system_event", sleep=5)
     settings = _settings()
@@ -410,6 +413,7 @@ def _file_systems(samples: dict, database: str = "opcdb") -> set[str]:
 ALL_FILE_SYSTEMS = {"/u01/oradata", "/u02/redo", "/u03/arch log"}
 
 
+@pytest.mark.integration  # waits out a hanging or slow stand-in database
 def test_file_checks_run_at_the_first_collection_on_a_young_clock(fake_db):
     """time.monotonic() counts from boot: on a host, container or CI machine up for less than the 10-minute refresh
     the file locations are looked up at the first run all the same, then again every 10 minutes."""
@@ -458,6 +462,7 @@ def _per_instance(samples: dict, metric: str, database: str = "opcdb") -> dict[t
             if name == f"middleware_oracle_{metric}" and dict(labels)["database"] == database}
 
 
+@pytest.mark.integration  # waits out a hanging or slow stand-in database
 def test_a_reconnect_to_another_rac_instance_starts_new_series(fake_db):
     """Through a RAC SCAN address a new session may land on another instance. V$SYSTEM_EVENT (like V$SESSION,
     V$PARAMETER, V$RESOURCE_LIMIT, V$OSSTAT) describes that instance only and counts since it started: its series

@@ -191,6 +191,7 @@ def test_distinct_codes_capped_in_the_file_source(tmp_path):  # invented codes
     assert _run(source) == {"ORA-00001": 1, "ORA-00002": 1, OTHER: 998}
 
 
+@pytest.mark.integration  # writes and reads a 200 MB log
 def test_200_mb_log_is_read_in_bounded_chunks_with_bounded_memory(tmp_path):  # invented, generated here
     log = tmp_path / "alert.log"
     log.write_bytes(b"")
