@@ -20,12 +20,6 @@ class Source:
     document: str
     section: str
 
-    def cite(self) -> str:
-        return f"{self.document}, {self.section}"
-
-    def as_dict(self) -> dict[str, str]:
-        return {"document": self.document, "section": self.section}
-
 
 # ---- HPOM ---------------------------------------------------------------------------------------------------------
 

@@ -222,12 +222,6 @@ def _env_settings(environ: Mapping[str, str]) -> dict[tuple[str, ...], tuple[str
     return dict(sorted(result.items(), key=_path_order))
 
 
-def env_overrides(environ: Mapping[str, str]) -> dict[tuple[str, ...], str]:
-    """``MIDDLEWARE_EXPORTER_COLLECTORS__HOST__INTERVAL=5`` -> {("collectors","host","interval"): "5"}; what
-    Kubernetes or Docker links inject under the prefix (``platform_variables``) is left out."""
-    return {path: value for path, (_, value) in _env_settings(environ).items()}
-
-
 def _is_secret_key(key: Any) -> bool:
     return isinstance(key, str) and bool(SECRET_KEY_RE.search(key)) and not key.endswith(("_file", "_env"))
 

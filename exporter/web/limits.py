@@ -77,15 +77,14 @@ def connection_cap(requested: int, nofile: int | None = None) -> int:
 
 
 class _Conn:
-    __slots__ = ("raw", "state", "timer", "busy_since", "closing", "opened")
+    __slots__ = ("raw", "state", "timer", "busy_since", "closing")
 
-    def __init__(self, now: float) -> None:
+    def __init__(self) -> None:
         self.raw: asyncio.Transport | None = None
         self.state = OPENING
         self.timer: asyncio.TimerHandle | None = None
         self.busy_since = 0.0
         self.closing = False
-        self.opened = now
 
 
 class _Summary:
@@ -257,7 +256,7 @@ class ConnectionGuard:
     def protocol(self, **kwargs: Any) -> asyncio.Protocol:
         """uvicorn's ``http`` option: called with config, server_state, app_state (and _loop) per connection."""
         self._accepted = max(0, self._accepted - 1)
-        conn = _Conn(time.monotonic())
+        conn = _Conn()
         self._conns[conn] = None
         self._deadline(conn, self.limits.header_timeout, "header_timeout")
         http = _guarded_h11()(guard=self, conn=conn, **kwargs)
