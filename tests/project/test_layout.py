@@ -230,3 +230,19 @@ def test_every_system_folder_has_its_readme_and_collector():
         assert (folder / "collector.py").is_file(), folder
         readme = (folder / "README.md").read_text()
         assert "BEGIN GENERATED metrics" in readme and "BEGIN GENERATED config" in readme, folder
+
+
+def test_every_module_is_named_in_the_architecture_map_or_its_folders_readme():
+    """docs/architecture.md maps the modules, one line each; a system's modules may be mapped in its README
+    instead.  A module named nowhere is one a newcomer cannot place."""
+    architecture = (REPO / "docs" / "architecture.md").read_text()
+    unnamed = []
+    for path in modules(PACKAGE):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        readme = path.parent / "README.md"
+        places = [architecture] + ([readme.read_text()] if readme.is_file() else [])
+        if not any(re.search(rf"(?<![\w.]){re.escape(path.name)}\b", text) for text in places):
+            unnamed.append(str(path.relative_to(REPO)))
+    assert not unnamed, "name each module in docs/architecture.md's map (or its folder's README):\n" + "\n".join(
+        unnamed)
