@@ -97,7 +97,7 @@ def _mqsc_keeps(alone, mixed) -> bool:
 
 def targets() -> dict[str, Target]:
     from exporter.systems.domino import parse as domino
-    from exporter.systems.filesystem import dfparse
+    from exporter.systems.filesystem import textparse as dfparse
     from exporter.systems.host import parse as host
     from exporter.systems.host import textparse
     from exporter.systems.hpom import parse as hpom

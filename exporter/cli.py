@@ -438,7 +438,7 @@ def _collect_once(scheduler: Scheduler, args: argparse.Namespace) -> int:
 
 
 def _print_advice(report: dict, fmt: str) -> int:
-    from .advisor.model import deviating, report_to_text
+    from .advisor.report import deviating, report_to_text
 
     if fmt == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False))
@@ -449,7 +449,7 @@ def _print_advice(report: dict, fmt: str) -> int:
 
 def _advise(scheduler: Scheduler, config: Config, args: argparse.Namespace) -> int:
     """One run of every collector, as collect-once does, then the advice on that snapshot (ADVISE_EXIT_STATUS)."""
-    from .advisor.model import build_report
+    from .advisor.report import build_report
 
     scheduler.run_once()
     return _print_advice(build_report(scheduler, config), args.format)

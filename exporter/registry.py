@@ -1,8 +1,11 @@
 """The collectors this exporter ships and the typed configuration that lists them.
 
 This is the one module that knows every source system; ``exporter.cli`` and the reference generator import it,
-nothing in ``exporter.core`` does.  Adding a system means a field in :class:`CollectorsSettings`, an entry in its
-``collectors()`` and in ``COLLECTORS`` (exposition order).
+nothing in ``exporter.core`` does.  Each system is declared once, in :data:`SYSTEMS`: adding one means a package
+``exporter/systems/<name>/`` (its ``__init__.py`` holding ``NAME`` and ``DESCRIPTION``, ``settings.py``,
+``metrics.py``, ``collector.py``; CONTRIBUTING.md walks it) and one line there.  Its section of the configuration
+(``collectors.<name>``, a field of :class:`CollectorsSettings`), its place in the exposition and its command-line
+flag follow from that line.
 
 Registration is lazy (issue 30, docs/footprint.md): a collector's module (its metric tables, parsers and clients)
 is imported by :meth:`Registered.load` only when the collector is enabled, and the settings class of a collector
@@ -16,20 +19,29 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pydantic import Field, SerializationInfo, ValidationInfo, field_serializer, field_validator
+from pydantic import Field, SerializationInfo, ValidationInfo, create_model, field_serializer, field_validator
 
 from .core.collector import Collector
 from .core.config import LogSettings, PathSettings, StaticLabelMap, WebSettings, labels_field, load_config
 from .core.settings import CollectorSettings, StrictModel
-from .systems import certificates, domino, hpom, ibmmq, oracle, vhi
-from .systems.filesystem import settings as filesystem_settings
-from .systems.filesystem.settings import FilesystemSettings
-from .systems.host import settings as host_settings
-from .systems.host.settings import HostSettings
-from .systems.mountstats import settings as mountstats_settings
-from .systems.mountstats.settings import MountstatsSettings
-from .systems.process import settings as process_settings
-from .systems.process.settings import ProcessSettings
+
+ON, OFF = True, False
+
+# Every system, once, in exposition order: its name (the package exporter.systems.<name>), its settings class and
+# its collector class ("module:Class" in that package), and whether it is on by default.  The settings class of
+# one that is off is imported only when the configuration gives its section (Dormant below).
+SYSTEMS: tuple[tuple[str, str, str, bool], ...] = (
+    ("host", "settings:HostSettings", "collector:HostCollector", ON),
+    ("filesystem", "settings:FilesystemSettings", "collector:FilesystemCollector", ON),
+    ("mountstats", "settings:MountstatsSettings", "collector:MountstatsCollector", ON),
+    ("process", "settings:ProcessSettings", "collector:ProcessCollector", ON),
+    ("hpom", "settings:HpomSettings", "collector:HpomCollector", OFF),
+    ("oracle", "settings:OracleCollectorSettings", "collector:OracleCollector", OFF),
+    ("ibmmq", "collector:IbmmqSettings", "collector:IbmmqCollector", OFF),
+    ("vhi", "settings:VhiSettings", "collector:VhiCollector", OFF),
+    ("domino", "settings:DominoSettings", "collector:DominoCollector", OFF),
+    ("certificates", "settings:CertificatesSettings", "collector:CertificatesCollector", OFF),
+)
 
 
 def _import(path: str) -> Any:
@@ -46,6 +58,7 @@ class Registered:
     description: str
     settings_path: str  # "module:Class"
     path: str  # "module:Class"
+    dormant: bool  # off by default: its settings are a Dormant until the configuration gives its section
 
     @property
     def Settings(self) -> type[CollectorSettings]:  # noqa: N802 - the name the collector classes use
@@ -54,30 +67,18 @@ class Registered:
     def load(self) -> type[Collector]:
         return _import(self.path)  # tests/project/test_footprint.py: matches this entry
 
+    @classmethod
+    def declare(cls, name: str, settings: str, collector: str, on: bool) -> "Registered":
+        """One line of :data:`SYSTEMS`; the description is the package's (its ``__init__`` imports nothing)."""
+        package = f"{__package__}.systems.{name}"
+        description = importlib.import_module(package).DESCRIPTION
+        return cls(name, description, f"{package}.{settings}", f"{package}.{collector}", not on)
 
-def _system(names: Any, settings: str, cls: str, module: str = "settings") -> Registered:
-    """``names``: the module that holds NAME and DESCRIPTION: the system's package (a collector that is off by
-    default), or its settings module (one that is on: that module is imported at start anyway)."""
-    package = names.__name__ if hasattr(names, "__path__") else names.__name__.rpartition(".")[0]
-    return Registered(names.NAME, names.DESCRIPTION, f"{package}.{module}:{settings}", f"{package}.collector:{cls}")
 
-
-HOST = _system(host_settings, "HostSettings", "HostCollector")
-FILESYSTEM = _system(filesystem_settings, "FilesystemSettings", "FilesystemCollector")
-MOUNTSTATS = _system(mountstats_settings, "MountstatsSettings", "MountstatsCollector")
-PROCESS = _system(process_settings, "ProcessSettings", "ProcessCollector")
-HPOM = _system(hpom, "HpomSettings", "HpomCollector")
-ORACLE = _system(oracle, "OracleCollectorSettings", "OracleCollector")
-IBMMQ = _system(ibmmq, "IbmmqSettings", "IbmmqCollector", module="collector")  # its settings live in collector.py
-VHI = _system(vhi, "VhiSettings", "VhiCollector")
-DOMINO = _system(domino, "DominoSettings", "DominoCollector")
-CERTIFICATES = _system(certificates, "CertificatesSettings", "CertificatesCollector")
-
-COLLECTORS: tuple[Registered, ...] = (HOST, FILESYSTEM, MOUNTSTATS, PROCESS, HPOM, ORACLE, IBMMQ, VHI, DOMINO,
-                                      CERTIFICATES)
+COLLECTORS: tuple[Registered, ...] = tuple(Registered.declare(*system) for system in SYSTEMS)
 # Off by default: a section the configuration does not give is a Dormant stand-in, and its settings class (with
 # the pydantic validators it builds, about 2 MB resident for the six) is never imported (docs/footprint.md).
-DORMANT_WHEN_ABSENT = (HPOM, ORACLE, IBMMQ, VHI, DOMINO, CERTIFICATES)
+DORMANT_WHEN_ABSENT = tuple(entry for entry in COLLECTORS if entry.dormant)
 _BY_NAME = {entry.name: entry for entry in COLLECTORS}
 
 
@@ -107,34 +108,26 @@ class Dormant:
         return f"Dormant({self._entry.name})"
 
 
-def _dormant_field(entry: Registered) -> Any:
-    return Field(default_factory=lambda: Dormant(entry), description=entry.description)
+def _field(entry: Registered) -> tuple[Any, Any]:
+    """A section of :class:`CollectorsSettings`: the settings class (imported now: the collector is on by default),
+    or a :class:`Dormant` until the configuration gives it."""
+    if entry.dormant:
+        return Any, Field(default_factory=lambda: Dormant(entry), description=entry.description)
+    return entry.Settings, Field(default_factory=entry.Settings, description=entry.description)
 
 
-class CollectorsSettings(StrictModel):
-    """One section per collector (``collectors.<name>`` in the YAML file).  The sections of the collectors that
-    are off by default are validated with their settings class when given (``_configured``), and are a
-    :class:`Dormant` otherwise."""
+class _Sections(StrictModel):
+    """The validation of the sections of the collectors that are off by default: with their settings class when
+    given (``_configured``), a :class:`Dormant` otherwise."""
 
-    host: HostSettings = Field(default_factory=HostSettings, description=HOST.description)
-    filesystem: FilesystemSettings = Field(default_factory=FilesystemSettings, description=FILESYSTEM.description)
-    mountstats: MountstatsSettings = Field(default_factory=MountstatsSettings, description=MOUNTSTATS.description)
-    process: ProcessSettings = Field(default_factory=ProcessSettings, description=PROCESS.description)
-    hpom: Any = _dormant_field(HPOM)
-    oracle: Any = _dormant_field(ORACLE)
-    ibmmq: Any = _dormant_field(IBMMQ)
-    vhi: Any = _dormant_field(VHI)
-    domino: Any = _dormant_field(DOMINO)
-    certificates: Any = _dormant_field(CERTIFICATES)
-
-    @field_validator(*(entry.name for entry in DORMANT_WHEN_ABSENT), mode="before")
+    @field_validator(*(entry.name for entry in DORMANT_WHEN_ABSENT), mode="before", check_fields=False)
     @classmethod
     def _configured(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, Dormant):
             return value
         return _BY_NAME[info.field_name].Settings.model_validate(value)  # errors keep their place (oracle.x.y)
 
-    @field_serializer(*(entry.name for entry in DORMANT_WHEN_ABSENT))
+    @field_serializer(*(entry.name for entry in DORMANT_WHEN_ABSENT), check_fields=False)
     def _dump(self, value: Any, info: SerializationInfo) -> Any:
         settings = value.settings if isinstance(value, Dormant) else value
         return settings.model_dump(mode=info.mode)
@@ -143,6 +136,12 @@ class CollectorsSettings(StrictModel):
         """Every registered collector with its settings (a :class:`Dormant` for one that is off and not
         configured), in exposition order (``Registered.load()`` imports the collector's class)."""
         return [(entry, getattr(self, entry.name)) for entry in COLLECTORS]
+
+
+CollectorsSettings = create_model(
+    "CollectorsSettings", __base__=_Sections, __module__=__name__,
+    __doc__="One section per collector (``collectors.<name>`` in the YAML file), one per line of SYSTEMS.",
+    **{entry.name: _field(entry) for entry in COLLECTORS})
 
 
 class Config(StrictModel):

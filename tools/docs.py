@@ -27,7 +27,7 @@ from exporter.core.metrics import MetricSpec
 from exporter.core.selfmetrics import SPECS as SELF_SPECS
 from exporter.registry import COLLECTORS as REGISTERED
 from exporter.registry import Config
-from exporter.systems.host import psutil_backend
+from exporter.systems.host import psutil as host_psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS_DOC = ROOT / "docs" / "metrics.md"
@@ -132,7 +132,7 @@ def thresholds_reference() -> str:
 
 def _platforms_table(platforms: Sequence[str], rows: Iterable[tuple[str, Any]]) -> str:
     """A psutil platform table: per (series, row), psutil's source, the platforms where it is given, and why not."""
-    head = " | ".join(psutil_backend.PLATFORM_TITLES[p] for p in platforms)
+    head = " | ".join(host_psutil.PLATFORM_TITLES[p] for p in platforms)
     lines = [f"| series | psutil | {head} | where absent, why |", "|---|---|" + "---|" * len(platforms) + "---|"]
     for series, row in rows:
         marks = " | ".join("yes" if p in row.platforms else "-" for p in platforms)
@@ -142,8 +142,8 @@ def _platforms_table(platforms: Sequence[str], rows: Iterable[tuple[str, Any]]) 
 
 
 def host_platforms_reference() -> str:
-    """The host collector's psutil back-end: per series, the platforms where psutil gives it (psutil_backend.ROWS)."""
-    return _platforms_table(psutil_backend.PLATFORMS, ((row.key, row) for row in psutil_backend.ROWS))
+    """The host collector's psutil back-end: per series, the platforms where psutil gives it (host_psutil.ROWS)."""
+    return _platforms_table(host_psutil.PLATFORMS, ((row.key, row) for row in host_psutil.ROWS))
 
 
 def process_platforms_reference() -> str:
@@ -155,7 +155,7 @@ def process_platforms_reference() -> str:
 
 def tolerances_reference() -> str:
     lines = ["| tolerance | value | what it bounds |", "|---|---|---|"]
-    for tol in psutil_backend.TOLERANCES:
+    for tol in host_psutil.TOLERANCES:
         lines.append(f"| `{tol.name}` | {tol.value:g} | {_cell(tol.rule)} |")
     return "\n".join(lines)
 

@@ -131,17 +131,17 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
     async def collectors() -> JSONResponse:
         return JSONResponse(collector_status())
 
-    # The advice reads the snapshot the scrape serves (exporter/advisor/model.py); it never runs a collector.
+    # The advice reads the snapshot the scrape serves (exporter/advisor/report.py); it never runs a collector.
     @app.get("/api/v1/advice")
     async def advice_json() -> JSONResponse:
-        from ..advisor.model import build_report
+        from ..advisor.report import build_report
 
         return JSONResponse(build_report(scheduler, settings))
 
     @app.get("/advice")
     async def advice_page() -> HTMLResponse:
-        from ..advisor.model import build_report
         from ..advisor.page import CONTENT_SECURITY_POLICY, render
+        from ..advisor.report import build_report
 
         return HTMLResponse(render(build_report(scheduler, settings), version=__version__),
                             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})

@@ -1,5 +1,6 @@
-"""The advisor (exporter/advisor/model.py, rows.py): every advice row of the guides judged on a fixture estate of
-every system, the golden advice JSON, the CLI's exit statuses and GET /api/v1/advice through the real exporter.
+"""The advisor (exporter/advisor/model.py, rows/, report.py): every advice row of the guides judged on a fixture
+estate of every system, the golden advice JSON, the CLI's exit statuses and GET /api/v1/advice through the real
+exporter.
 
 The fixture estate is tests/estate.py's (every system; `.venv/bin/python -m tests.estate` runs `advise` on it).
 
@@ -22,15 +23,8 @@ import pytest
 import yaml
 from prometheus_client.core import GaugeMetricFamily
 
-from exporter.advisor.model import (
-    REASONS,
-    STATUSES,
-    Snapshot,
-    build_report,
-    deviating,
-    recommendations,
-    report_to_text,
-)
+from exporter.advisor.model import REASONS, STATUSES, Snapshot
+from exporter.advisor.report import build_report, deviating, recommendations, report_to_text
 from exporter.advisor.rows import ADVICE_ROWS, ROWS
 from exporter.cli import build_collectors, main
 from exporter.core.scheduler import Scheduler

@@ -19,7 +19,8 @@ from exporter.core.metrics import MetricBatch, MetricSpec
 from exporter.core.scheduler import Scheduler
 from exporter.core.settings import CollectorSettings
 from exporter.machine.deadline import BoundedCall, Overdue
-from exporter.systems.domino.collector import DominoCollector, DominoSettings
+from exporter.systems.domino.collector import DominoCollector
+from exporter.systems.domino.settings import DominoSettings
 from exporter.web.server import create_app
 
 from ..support import shell_script

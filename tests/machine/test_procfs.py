@@ -31,7 +31,8 @@ from exporter.systems.host.parse import (
 )
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 from exporter.systems.process.collector import ProcessCollector
-from exporter.systems.vhi.collector import VhiCollector, VhiSettings
+from exporter.systems.vhi.collector import VhiCollector
+from exporter.systems.vhi.settings import VhiSettings
 
 from ..support import FIXTURES, collect
 

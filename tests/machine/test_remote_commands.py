@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from exporter.core.collector import Context
-from exporter.systems.domino.collector import DominoCollector, DominoSettings
+from exporter.systems.domino.collector import DominoCollector
+from exporter.systems.domino.settings import DominoSettings
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from exporter.core.collector import Context
 from exporter.machine.remote import UnsafeArgument, check_remote_arguments, prefixed, through_remote_shell
 from exporter.machine.runner import run_command
-from exporter.systems.domino.collector import DominoCollector, DominoSettings
+from exporter.systems.domino.collector import DominoCollector
+from exporter.systems.domino.settings import DominoSettings
 from exporter.systems.hpom.collector import HpomCollector, HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 

@@ -98,7 +98,7 @@ def test_registry_entries_match_their_collectors():
         assert (cls.name, cls.description, cls.Settings) == (entry.name, entry.description, entry.Settings)
         field = registry.CollectorsSettings.model_fields[entry.name]
         assert field.description == entry.description
-        assert field.annotation is (Any if entry in registry.DORMANT_WHEN_ABSENT else entry.Settings)
+        assert field.annotation is (Any if entry.dormant else entry.Settings)
 
 
 def test_an_unconfigured_collector_that_is_off_is_dormant_and_a_configured_one_is_validated():

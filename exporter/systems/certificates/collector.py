@@ -19,28 +19,19 @@ import stat
 
 from ...core.collector import Collector, Context
 from ...core.fanout import Target, fan_out
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.metrics import MetricBatch, MetricSpec
 from ...core.secrets import SecretUnavailable
 from ...machine.deadline import Overdue
-from .settings import DESCRIPTION, CertificateFile, CertificatesSettings  # noqa: F401 (moved; re-exported)
+from . import DESCRIPTION, NAME
+from .metrics import (
+    FILE_CERTIFICATES,
+    NOT_AFTER,
+    NOT_BEFORE,
+    SPECS,
+)
+from .settings import CertificateFile, CertificatesSettings
 
-P = f"{NAMESPACE}_certificate"
 MAX_FILE_BYTES = 4 * 1024 * 1024  # far above any keystore; a wrong path to a large file is refused, not read
-CERT_LABELS = ("file", "subject_cn", "issuer_cn", "serial", "alias")
-
-
-_ORIGIN = "ssl_exporter: ssl_file_cert_not_{0}; x509-certificate-exporter: x509_cert_not_{0}"
-NOT_AFTER = MetricSpec(f"{P}_not_after_seconds", "gauge",
-                       "Unix time after which the certificate is no longer valid (notAfter), per certificate of the "
-                       "file (a bundle's or keystore chain's every certificate; alias is the PKCS#12 friendly name).",
-                       CERT_LABELS, _ORIGIN.format("after") + "; (this - time()) / 86400: days left")
-NOT_BEFORE = MetricSpec(f"{P}_not_before_seconds", "gauge",
-                        "Unix time from which the certificate is valid (notBefore).", CERT_LABELS,
-                        _ORIGIN.format("before"))
-FILE_CERTIFICATES = MetricSpec(f"{P}_file_certificates", "gauge",
-                               "Certificates in the file (all of them, also those beyond max_certificates_per_file).",
-                               ("file",))
-SPECS = [NOT_AFTER, NOT_BEFORE, FILE_CERTIFICATES]
 
 
 def read_file(path: str) -> bytes:
@@ -60,7 +51,7 @@ def read_file(path: str) -> bytes:
 
 
 class CertificatesCollector(Collector):
-    name = "certificates"
+    name = NAME
     description = DESCRIPTION
     Settings = CertificatesSettings
 

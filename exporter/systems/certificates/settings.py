@@ -9,7 +9,6 @@ from pydantic import Field, model_validator
 
 from ...core.secrets import PasswordSettings
 from ...core.settings import CollectorSettings, Duration
-from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 
 
 class CertificateFile(PasswordSettings):

@@ -5,11 +5,13 @@ run as the server's user from its data directory, or a site script printing the 
 statistic that passes ``include``/``exclude`` becomes ``middleware_domino_statistic{name}``, and the few that
 operators and the guide watch get their own gauges.  No command configured, or a binary that is not there,
 reports ``middleware_domino_source_present 0`` quietly; a command that fails or prints no numeric statistic gives
-``middleware_domino_source_success 0`` and the error in /api/v1/collectors.  Numbers are read in the server's
+``middleware_domino_source_success 0`` and the error in /api/v1/collectors.  The command runs under
+``core/sources.SourceSet``, as every command-running source does: its own deadline inside ``timeout``, and while
+a command still hangs the next run does not start it again.  Numbers are read in the server's
 locale (``locale``, ``thousands_separator``, ``decimal_separator``; see parse.py): a number whose separators
 cannot be decided is exposed as text, counted in ``middleware_domino_undecided_numbers`` and named in the source
-error, never guessed.  Label cardinality is bounded (include/exclude, :data:`MAX_STATISTICS`, text values only for
-a few fixed names and the undecided numbers).
+error, never guessed.  Label cardinality is bounded (include/exclude, ``metrics.MAX_STATISTICS``, text values only
+for a few fixed names and the undecided numbers).
 """
 
 from __future__ import annotations
@@ -20,20 +22,27 @@ from collections.abc import Callable
 from fnmatch import translate
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.sources import SourceMetrics, run_source
+from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
+from ...core.sources import Source, SourceSet
 from ...core.targets import local_target
 from ...machine.remote import prefixed, program_available, target_labels
 from ...machine.runner import CommandError, run_command
 from ...machine.textlines import first_line
+from . import DESCRIPTION, NAME
+from .metrics import (
+    CONVENIENCE,
+    MAX_STATISTICS,
+    SOURCE_METRICS,
+    SPECS,
+    STATISTIC,
+    STATISTIC_INFO,
+    STATISTICS,
+    UNDECIDED_NUMBERS,
+)
 from .parse import read_show_stat
-from .settings import _THOUSANDS, DEFAULT_INCLUDE, DESCRIPTION, DominoSettings  # noqa: F401 (moved; re-exported)
+from .settings import DominoSettings
 
-P = f"{NAMESPACE}_domino"
 SOURCE = "show_stat"
-
-# At most this many statistics are exposed per run (a runaway output or a too-wide include cannot flood Prometheus).
-MAX_STATISTICS = 5000
 
 # Text values longer than this are cut in the info label.
 MAX_TEXT_VALUE = 200
@@ -51,44 +60,10 @@ def _globs(patterns: list[str]) -> re.Pattern[str]:
     return re.compile("|".join(translate(p) for p in patterns) or r"(?!)", re.IGNORECASE)
 
 
-SOURCE_METRICS = SourceMetrics.declare(
-    P, "1 if the source is configured and its command exists here, 0 if it is skipped.")
-STATISTIC = MetricSpec(
-    "middleware_domino_statistic", "gauge", "A numeric Domino statistic from `show stat`, as printed (thousands "
-    "separators removed, no unit conversion: the unit is the one the statistic's name implies).", ("name",),
-    "name is the statistic (Server.Users, Mem.Allocated, ...); filtered by include/exclude")
-STATISTIC_INFO = MetricSpec(
-    "middleware_domino_statistic_info", "info", "A text Domino statistic (only Server.Version.*, Server.Name, "
-    "Server.Time.Start, and numbers whose digit grouping could not be decided, see "
-    "middleware_domino_undecided_numbers); the text is the value label.", ("name",))
-UNDECIDED_NUMBERS = MetricSpec(
-    "middleware_domino_undecided_numbers", "gauge", "Statistics printed as numbers that were kept as text "
-    "(statistic_info) because their separators could not be decided (2.978: 2978 or 2.978?) or do not fit the "
-    "configured locale/thousands_separator/decimal_separator (those passing include/exclude or feeding a gauge of "
-    "their own); 0 when every number was read.", (),
-    "> 0: set collectors.domino.locale (or the separators); the source error names examples")
-USERS = MetricSpec("middleware_domino_users", "gauge", "Users with sessions open on the server (Server.Users).")
-MAIL_WAITING = MetricSpec(
-    "middleware_domino_mail_waiting", "gauge", "Mail messages waiting to be routed (Mail.Waiting).")
-MAIL_DEAD = MetricSpec(
-    "middleware_domino_mail_dead", "gauge", "Undeliverable (dead) mail messages held in MAIL.BOX (Mail.Dead).")
-TRANSACTIONS_PER_MINUTE = MetricSpec(
-    "middleware_domino_transactions_per_minute", "gauge", "Transactions in the last minute "
-    "(Server.Trans.PerMinute; the article's NotesMark throughput).")
-STATISTICS = MetricSpec(
-    "middleware_domino_statistics", "gauge", "Statistics exposed in the last run (statistic plus statistic_info "
-    f"series), at most {MAX_STATISTICS}.")
-
-# The statistics with a gauge of their own (matched case-insensitively: Domino prints MAIL.Dead and Mail.Dead).
-CONVENIENCE = ((USERS, "Server.Users"), (MAIL_WAITING, "Mail.Waiting"), (MAIL_DEAD, "Mail.Dead"),
-               (TRANSACTIONS_PER_MINUTE, "Server.Trans.PerMinute"))
-
-SPECS = [*SOURCE_METRICS.specs(), STATISTIC, STATISTIC_INFO, USERS, MAIL_WAITING, MAIL_DEAD,
-         TRANSACTIONS_PER_MINUTE, STATISTICS, UNDECIDED_NUMBERS]
 
 
 class DominoCollector(Collector):
-    name = "domino"
+    name = NAME
     description = DESCRIPTION
     Settings = DominoSettings
 
@@ -99,6 +74,8 @@ class DominoCollector(Collector):
         self._exclude = _globs(settings.exclude)
         self._info = _globs(INFO_NAMES)
         self._format = settings.number_format()
+        # the console command as a source: its own deadline inside the timeout, not started again while it hangs
+        self.sources = SourceSet("domino", SOURCE_METRICS, settings.timeout)
 
     @classmethod
     def reference_settings(cls) -> DominoSettings:
@@ -126,8 +103,8 @@ class DominoCollector(Collector):
     # ---- collection --------------------------------------------------------------------------------------
     def collect(self, batch: MetricBatch) -> None:
         command = self.settings.command
-        run_source(batch, SOURCE_METRICS, SOURCE, self._available(command),
-                   lambda: self._show_stat(batch, command or []), target=self.targets()[0])
+        show_stat = Source(SOURCE, self._available(command), lambda: self._show_stat(batch, command or []))
+        self.sources.run(batch, [show_stat], target=self.targets()[0])
 
     def _run(self, argv: list[str]) -> tuple[bytes, int, str]:
         """The raw output (the parser decodes it line by line: UTF-8, else Windows-1252), exit status, first line."""
@@ -136,6 +113,7 @@ class DominoCollector(Collector):
         return result.stdout_bytes, result.returncode, first
 
     def _show_stat(self, batch: MetricBatch, argv: list[str]) -> Callable[[], None]:
+        """Run the command and read its output (in the source's own thread); returns what adds the samples."""
         output, status, first_line = self._run(argv)
         show = read_show_stat(output, self._format)
         stats = show.values
@@ -168,8 +146,6 @@ class DominoCollector(Collector):
         undecided = {name: why for name, why in show.unresolved.items() if self._wanted(name) or name.lower() in gauged}
         if undecided:
             problems.append(self._undecided_message(undecided, stats))
-        if problems:
-            batch.note_error(SOURCE, "; ".join(problems))
         convenience = []
         lowered = {name.lower(): name for name in stats}  # Mail.Dead and MAIL.Dead: the one first printed later
         for spec, stat in CONVENIENCE:
@@ -179,6 +155,8 @@ class DominoCollector(Collector):
                 convenience.append((spec, value))
 
         def emit() -> None:
+            if problems:  # read, but not all of it exposed: said beside the samples
+                batch.note_error(SOURCE, "; ".join(problems))
             for name, number in numeric:
                 STATISTIC.add(batch, number, name=name)
             for name, value in text:

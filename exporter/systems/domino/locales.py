@@ -1,13 +1,21 @@
-"""Domino's number conventions by locale (moved out of parse.py so that the collector's settings can check a
-locale without importing the parser: exporter.registry validates every collector's settings at start)."""
+"""Domino's number conventions by locale, and the readings of a number they admit: apart from parse.py so that the
+collector's settings can check a locale without importing the parser (exporter.registry validates a configured
+collector's settings at start)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from .parse import Reading
+
+class Reading(NamedTuple):
+    """One way of reading a number: its value and the grouping / decimal characters that reading assumes
+    (``None``: the reading uses none)."""
+
+    value: float
+    grouping: str | None
+    decimal: str | None
+
 
 
 @dataclass(frozen=True)

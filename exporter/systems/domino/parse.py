@@ -21,14 +21,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from fnmatch import translate
-from typing import NamedTuple
 
 from ...machine.textlines import iter_lines
-from .locales import AUTO, LOCALES, NumberFormat, locale_format  # moved; re-exported (__all__)
+from .locales import AUTO, NumberFormat, Reading
 
-__all__ = ["COUNT_STATISTICS", "LOCALES", "MAX_NAME_LENGTH", "PERCENT_STATISTICS", "NumberFormat", "Reading",
-           "ShowStat", "decode_output", "locale_format", "number_readings", "parse_number", "parse_show_stat",
-           "read_show_stat", "statistic_kind"]
+__all__ = ["COUNT_STATISTICS", "MAX_NAME_LENGTH", "PERCENT_STATISTICS", "ShowStat", "decode_output",
+           "number_readings", "parse_number", "parse_show_stat", "read_show_stat", "statistic_kind"]
 
 # Longer names are skipped: no statistic is this long, and a label value should not be either.
 MAX_NAME_LENGTH = 200
@@ -79,15 +77,6 @@ def _separator_class(char: str) -> str:
     if char in _APOSTROPHES:
         return "'"
     return char
-
-
-class Reading(NamedTuple):
-    """One way of reading a number: its value and the grouping / decimal characters that reading assumes
-    (``None``: the reading uses none)."""
-
-    value: float
-    grouping: str | None
-    decimal: str | None
 
 
 def _well_grouped(groups: list[str]) -> bool:

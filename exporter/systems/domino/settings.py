@@ -10,7 +10,6 @@ from ...core.config import StaticLabelMap, labels_field
 from ...core.settings import CollectorSettings, Duration
 from ...core.sources import check_command_timeout
 from ...machine.remote import RemoteCommands, check_remote_arguments
-from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 from .locales import LOCALES, NumberFormat, locale_format
 
 DEFAULT_INCLUDE = ["Server.*", "Mail.*", "Mem.*", "Database.*", "Disk.*", "Platform.*", "Replica.*", "Agent.*",

@@ -1,14 +1,15 @@
 """File systems: size, free, available, files, files free and read-only per mount, hang-proof.
 
 The mount list is PID 1's table (``<procfs>/1/mounts``: in a container with the host's /proc, the host's mounts),
-or the exporter's own where /proc hides PID 1 (``core.procfs.read_mount_table``, shared with Oracle's NFS checks);
-through psutil where /proc is not Linux's.  Pseudo file systems are left out with node_exporter's default filters
-(settings below).  Every mount is measured with one ``statvfs`` of its mount point under ``paths.rootfs`` (the
-host's / mounted at /host/root in a container; a recorded tree in tests, so that no real mount is asked) through
-``statfs.StatfsProber``: a mount whose statvfs does not answer within
-``statfs_timeout`` is reported stuck and not asked again while that call hangs; the other mounts' figures still
-come, and the stuck one's state shows in ``middleware_filesystem_stuck`` and in ``/api/v1/collectors``
-(``source_errors``).  Metric names and semantics are node_exporter's (``node_filesystem_*``), see README.md.
+or the exporter's own where /proc hides PID 1 (``machine.procfs.read_mount_table``, shared with Oracle's NFS
+checks); through psutil where /proc is not Linux's (``psutil.py``); from df and mount with ``backend: text``
+(``text.py``).  Pseudo file systems are left out with node_exporter's default filters (``settings.py``).  Every
+mount is measured with one ``statvfs`` of its mount point under ``paths.rootfs`` (the host's / mounted at
+/host/root in a container; a recorded tree in tests, so that no real mount is asked) through
+``statfs.StatfsProber``: a mount whose statvfs does not answer within ``statfs_timeout`` is reported stuck and not
+asked again while that call hangs; the other mounts' figures still come, and the stuck one's state shows in
+``middleware_filesystem_stuck`` and in ``/api/v1/collectors`` (``source_errors``).  Metric names and semantics are
+node_exporter's (``node_filesystem_*``, declared in ``metrics.py``), see README.md.
 """
 
 from __future__ import annotations
@@ -16,70 +17,42 @@ from __future__ import annotations
 import os
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
+from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
 from ...machine.deadline import current_scope
 from ...machine.procfs import choose_backend, read_mount_table
+from . import DESCRIPTION, NAME
+from .metrics import (
+    AVAIL,
+    DEVICE_ERROR,
+    FILES,
+    FILES_FREE,
+    FREE,
+    MOUNT_TABLE_HOST,
+    READONLY,
+    SIZE,
+    SKIPPED,
+    SPECS,
+    STUCK,
+    STUCK_SECONDS,
+    TEXT_SOURCES,
+)
 from .parse import (
-    Mount,
     is_readonly,
     select_mounts,
 )
-from .settings import DESCRIPTION, FilesystemSettings  # noqa: F401 (moved; re-exported)
-from .textbackend import SOURCES as TEXT_SOURCES
-
-P = f"{NAMESPACE}_filesystem"
-LABELS = ("device", "mountpoint", "fstype")
-NE = "node_exporter: node_filesystem_"
-
-SIZE = MetricSpec(f"{P}_size_bytes", "gauge", "File system size (f_blocks × f_frsize).", LABELS, NE + "size_bytes")
-FREE = MetricSpec(f"{P}_free_bytes", "gauge", "Free space, including the blocks reserved for root "
-                  "(f_bfree × f_frsize).", LABELS, NE + "free_bytes")
-AVAIL = MetricSpec(f"{P}_avail_bytes", "gauge", "Space an unprivileged user can still use (f_bavail × f_frsize).",
-                   LABELS, NE + "avail_bytes")
-FILES = MetricSpec(f"{P}_files", "gauge", "File nodes (inodes) in all (f_files).", LABELS, NE + "files")
-FILES_FREE = MetricSpec(f"{P}_files_free", "gauge", "Free file nodes (f_ffree).", LABELS, NE + "files_free")
-READONLY = MetricSpec(f"{P}_readonly", "gauge", "1 if mounted read-only (mount option ro; also for a failing or "
-                      "stuck mount).", LABELS, NE + "readonly")
-DEVICE_ERROR = MetricSpec(f"{P}_device_error", "gauge", "1 if statvfs failed or hangs (then only readonly, "
-                          "device_error and stuck are emitted for the mount); the error is in /api/v1/collectors.",
-                          LABELS, NE + "device_error (without its device_error label)")
-STUCK = MetricSpec(f"{P}_stuck", "gauge", "1 while a statvfs of the mount has not returned after statfs_timeout; "
-                   "the mount is not asked again until it does.", LABELS)
-STUCK_SECONDS = MetricSpec(f"{P}_stuck_seconds", "gauge", "How long the hanging statvfs of a stuck mount has run.",
-                           LABELS)
-SKIPPED = MetricSpec(f"{P}_mounts_skipped", "gauge", "Mounts of the table left out by the include/exclude "
-                     "settings (pseudo file systems by default).", ())
-MOUNT_TABLE_HOST = MetricSpec(f"{P}_mount_table_host", "gauge", "1 if the mount table read is PID 1's (the host's); "
-                              "0 if /proc hides it and the exporter's own table was read.", ())
-SPECS = [SIZE, FREE, AVAIL, FILES, FILES_FREE, READONLY, DEVICE_ERROR, STUCK, STUCK_SECONDS, SKIPPED,
-         MOUNT_TABLE_HOST]
-
-
-def _psutil_mounts() -> list[Mount]:
-    import psutil  # only where this back-end is chosen
-
-    return [Mount(p.device, p.mountpoint, p.fstype, p.opts) for p in psutil.disk_partitions(all=True)]
-
-
-class _UsageStat:
-    """A statvfs-shaped result from ``psutil.disk_usage`` (Windows has no statvfs): bytes, no file nodes."""
-
-    f_frsize = f_bsize = 1
-    f_files = f_ffree = -1
-
-    def __init__(self, path: str) -> None:
-        import psutil
-
-        usage = psutil.disk_usage(path)
-        self.f_blocks, self.f_bfree, self.f_bavail = usage.total, usage.free, usage.free
+from .settings import FilesystemSettings
 
 
 def _statfs_function():
-    return os.statvfs if hasattr(os, "statvfs") else _UsageStat
+    if hasattr(os, "statvfs"):
+        return os.statvfs
+    from .psutil import UsageStat  # Windows has no statvfs
+
+    return UsageStat
 
 
 class FilesystemCollector(Collector):
-    name = "filesystem"
+    name = NAME
     description = DESCRIPTION
     Settings = FilesystemSettings
 
@@ -92,7 +65,7 @@ class FilesystemCollector(Collector):
         self.prober = StatfsProber(self.name, _statfs_function())
         self._text = None
         if self.backend == "text":
-            from .textbackend import TextFilesystems
+            from .text import TextFilesystems
 
             self._text = TextFilesystems(settings.text, settings.timeout, (
                 settings.mount_points_include, settings.mount_points_exclude, settings.fs_types_include,
@@ -128,12 +101,12 @@ class FilesystemCollector(Collector):
         if self._text is not None:  # df's failure is its source's (status API), never the run's
             for family in (SIZE, FREE, AVAIL, FILES, FILES_FREE, READONLY, DEVICE_ERROR, SKIPPED):
                 family.declare_empty(batch)
-            self._text.collect(batch, {"size": SIZE, "free": FREE, "avail": AVAIL, "files": FILES,
-                                       "files_free": FILES_FREE, "readonly": READONLY,
-                                       "device_error": DEVICE_ERROR, "skipped": SKIPPED})
+            self._text.collect(batch)
             return
         if self.backend == "psutil":
-            mounts, host = _psutil_mounts(), True
+            from .psutil import psutil_mounts  # psutil is imported only where it is the back-end
+
+            mounts, host = psutil_mounts(), True
         else:
             mounts, host = read_mount_table(self.context.procfs)[:2]
             MOUNT_TABLE_HOST.add(batch, int(host))

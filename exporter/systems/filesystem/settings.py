@@ -14,9 +14,6 @@ from ...core.sources import check_command_timeout
 from ...machine.remote import check_remote_arguments
 from .parse import DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE
 
-NAME = "filesystem"
-DESCRIPTION = "File systems: size, free, available, file nodes, read-only, and stuck or failing mounts."
-
 # df per platform when `df` is not set; HP-UX's own df prints another layout, so bdf there.
 DEFAULT_DF = {"hpux": ["bdf"], "solaris": ["df", "-k"], "aix": ["df", "-k"], "linux": ["df", "-kP"],
               "auto": ["df", "-k"]}

@@ -13,9 +13,6 @@ from ...core.settings import CollectorSettings, Duration, StrictModel, check_reg
 from ...core.sources import check_command_timeout
 from ...machine.remote import check_remote_arguments
 
-NAME = "host"
-DESCRIPTION = "Host CPU, memory, paging, page scans, disks and network (vmstat, iostat, sar figures)."
-
 
 class TextSettings(StrictModel):
     """Where the text back-end runs its commands (``collectors.host.backend: text``)."""

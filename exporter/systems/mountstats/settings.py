@@ -7,9 +7,6 @@ from pydantic import Field, field_validator
 
 from ...core.settings import CollectorSettings, check_regex
 
-NAME = "mountstats"
-DESCRIPTION = "NFS client statistics per mount (bytes, events, transports, per-operation counts and times)."
-
 
 class MountstatsSettings(CollectorSettings):
     enabled: bool = Field(True, description="Run this collector: one read of <procfs>/self/mountstats per run "

@@ -16,7 +16,7 @@ import re
 import sys
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
+from ...core.metrics import MetricBatch, MetricSpec
 from ...machine.procfs import (
     PAGE_SIZE,
     USER_HZ,
@@ -25,17 +25,9 @@ from ...machine.procfs import (
     boot_time,
     choose_backend,
 )
-from .settings import (  # noqa: F401 (moved; re-exported)
-    COMM_MAX,
-    DEFAULT_GROUPS,
-    DESCRIPTION,
-    RESERVED_LABELS,
-    ProcessGroup,
-    ProcessSettings,
-    _g,
-)
-
-P = f"{NAMESPACE}_process"
+from . import DESCRIPTION, NAME
+from .metrics import EVENTS_CONNECTED, SCANNED_PROCESSES, GroupMetrics
+from .settings import ProcessGroup, ProcessSettings
 
 
 class _Matcher:
@@ -85,13 +77,6 @@ class _Matcher:
 
 MAX_CACHED_NAMES = 4096  # distinct process names remembered with their candidate groups (then forgotten at once)
 
-SCANNED_PROCESSES = MetricSpec(f"{P}_scanned_processes", "gauge", "Processes read from /proc in the last pass.", ())
-EVENTS_CONNECTED = MetricSpec(
-    f"{P}_events_connected", "gauge",
-    "1 when the pass re-reads only the names of processes that forked, exec'd or renamed (Linux's process events "
-    "connector on the live /proc; CAP_NET_ADMIN before Linux 6.6); 0 when it re-reads every name on every pass.",
-    ())
-
 # The per-process counters kept monotonic per series, in this order, and the reader family each needs (the files
 # of UNREADABLE_FILES; "stat" is always read).
 COUNTERS = ("utime", "stime", "read_bytes", "write_bytes", "minflt", "majflt", "voluntary", "involuntary")
@@ -122,7 +107,7 @@ class _Totals:
 
 
 class ProcessCollector(Collector):
-    name = "process"
+    name = NAME
     description = DESCRIPTION
     Settings = ProcessSettings
 
@@ -156,71 +141,10 @@ class ProcessCollector(Collector):
         self._events_table: ProcessTable | None = None  # the table whose events listener this collector started
         self._events_tried = False
         # The label names are known only now (capture groups of the configured regexes): the handles live here.
-        lv = self.label_names
-        self.group_processes = MetricSpec(
-            f"{P}_group_processes", "gauge", "Processes in the group (0 for a configured name that is not running).",
-            lv, "HPOM-GUI: group=\"hpom_java_gui\" is the number of Java GUI sessions")
-        self.group_cpu_seconds = MetricSpec(
-            f"{P}_group_cpu_seconds_total", "counter",
-            "CPU time of the group's processes by mode (user, system); monotonic across restarts.",
-            lv + ("mode",), "CPU share: rate() summed over mode")
-        self.group_resident_memory = MetricSpec(
-            f"{P}_group_resident_memory_bytes", "gauge", "Resident memory of the group's processes.", lv)
-        self.group_threads = MetricSpec(f"{P}_group_threads", "gauge", "Threads of the group's processes.", lv)
-        self.group_oldest_start_time = MetricSpec(
-            f"{P}_group_oldest_start_time_seconds", "gauge",
-            "Unix start time of the group's oldest process (changes when it restarts).", lv,
-            "process-exporter: namedprocess_namegroup_oldest_start_time_seconds; changes() shows restarts")
-        # Beyond count/CPU/memory: process-exporter's per-group figures (ncabatoff/process-exporter v0.8.7,
-        # collector/process_collector.go), read only for the processes a group matched.
-        pe = "process-exporter: namedprocess_namegroup_"
-        self.group_open_fds = MetricSpec(
-            f"{P}_group_open_fds", "gauge",
-            "Open file descriptors of the group's processes (entries of /proc/<pid>/fd, summed); absent when none "
-            "could be read.", lv, pe + "open_filedesc")
-        self.group_worst_fd_ratio = MetricSpec(
-            f"{P}_group_worst_fd_ratio", "gauge",
-            "Highest ratio of open file descriptors to the soft open-files limit among the group's processes (a sum "
-            "would hide the one about to run out); absent when no process could be read.", lv,
-            pe + "worst_fd_ratio; MiddlewareProcessGroupFdsNearLimit")
-
-        def io_bytes(metric: str, moved: str, field: str) -> MetricSpec:  # one of /proc/<pid>/io's byte counters
-            return MetricSpec(
-                f"{P}_group_{metric}_bytes_total", "counter",
-                f"Bytes the group's processes caused to be {moved} storage (/proc/<pid>/io {field}); monotonic "
-                "across restarts; absent when no process's io could be read.", lv, f"{pe}{field}_total")
-
-        self.group_read_bytes = io_bytes("read", "read from", "read_bytes")
-        self.group_written_bytes = io_bytes("written", "sent to", "write_bytes")
-        self.group_major_page_faults = MetricSpec(
-            f"{P}_group_major_page_faults_total", "counter",
-            "Major page faults (a page read from disk) of the group's processes; monotonic across restarts.", lv,
-            pe + "major_page_faults_total")
-        self.group_minor_page_faults = MetricSpec(
-            f"{P}_group_minor_page_faults_total", "counter",
-            "Minor page faults of the group's processes; monotonic across restarts.", lv,
-            pe + "minor_page_faults_total")
-        self.group_context_switches = MetricSpec(
-            f"{P}_group_context_switches_total", "counter",
-            "Context switches of the group's processes by type (voluntary, involuntary); monotonic across "
-            "restarts.", lv + ("type",), pe + "context_switches_total (label ctxswitchtype, nonvoluntary)")
-        self.group_threads_by_state = MetricSpec(
-            f"{P}_group_threads_by_state", "gauge",
-            "Threads of the group's processes by state (running, sleeping, disk_sleep, stopped, zombie, idle, "
-            "...); with thread_states: true.", lv + ("state",),
-            pe + "states counts processes; this counts threads (task/<tid>/stat)")
-        self.group_unreadable_processes = MetricSpec(
-            f"{P}_group_unreadable_processes", "gauge",
-            "Processes of the group whose /proc/<pid>/<file> (io, fds, limits, status) could not be read: another "
-            "user's process without root or CAP_SYS_PTRACE, or one that exited meanwhile; their figures are "
-            "left out of the sums.", lv + ("file",), "process-exporter: namedprocess_namegroup partial_errors")
+        self.metrics = GroupMetrics.declare(self.label_names)
 
     def specs(self) -> list[MetricSpec]:
-        return [self.group_processes, self.group_cpu_seconds, self.group_resident_memory, self.group_threads,
-                self.group_oldest_start_time, self.group_open_fds, self.group_worst_fd_ratio,
-                self.group_read_bytes, self.group_written_bytes, self.group_major_page_faults,
-                self.group_minor_page_faults, self.group_context_switches, self.group_threads_by_state,
-                self.group_unreadable_processes, SCANNED_PROCESSES, EVENTS_CONNECTED]
+        return [*self.metrics.specs(), SCANNED_PROCESSES, EVENTS_CONNECTED]
 
     def _user(self, uid: int | None) -> str:
         if uid is None:
@@ -323,7 +247,7 @@ class ProcessCollector(Collector):
         for key in sorted(totals):
             t = totals[key]
             lv = dict(zip(labels, key, strict=True))
-            self.group_processes.add(batch, t.processes, **lv)
+            self.metrics.processes.add(batch, t.processes, **lv)
             if t.processes == 0:
                 continue
             self._emit(batch, t, self._counted[key], lv)
@@ -382,27 +306,27 @@ class ProcessCollector(Collector):
                 t.thread_states[state] = t.thread_states.get(state, 0) + count
 
     def _emit(self, batch: MetricBatch, t: _Totals, counted: list[int], lv: dict[str, str]) -> None:
-        self.group_cpu_seconds.add(batch, counted[0] / USER_HZ, mode="user", **lv)
-        self.group_cpu_seconds.add(batch, counted[1] / USER_HZ, mode="system", **lv)
-        self.group_resident_memory.add(batch, t.rss, **lv)
-        self.group_threads.add(batch, t.threads, **lv)
-        self.group_oldest_start_time.add(batch, t.oldest, **lv)
+        self.metrics.cpu_seconds.add(batch, counted[0] / USER_HZ, mode="user", **lv)
+        self.metrics.cpu_seconds.add(batch, counted[1] / USER_HZ, mode="system", **lv)
+        self.metrics.resident_memory.add(batch, t.rss, **lv)
+        self.metrics.threads.add(batch, t.threads, **lv)
+        self.metrics.oldest_start_time.add(batch, t.oldest, **lv)
         if t.fds is not None:
-            self.group_open_fds.add(batch, t.fds, **lv)
+            self.metrics.open_fds.add(batch, t.fds, **lv)
         if t.worst_fd_ratio is not None:
-            self.group_worst_fd_ratio.add(batch, t.worst_fd_ratio, **lv)
+            self.metrics.worst_fd_ratio.add(batch, t.worst_fd_ratio, **lv)
         if "io" in t.read:
-            self.group_read_bytes.add(batch, counted[2], **lv)
-            self.group_written_bytes.add(batch, counted[3], **lv)
+            self.metrics.read_bytes.add(batch, counted[2], **lv)
+            self.metrics.written_bytes.add(batch, counted[3], **lv)
         if "page_faults" in t.read:
-            self.group_minor_page_faults.add(batch, counted[4], **lv)
-            self.group_major_page_faults.add(batch, counted[5], **lv)
+            self.metrics.minor_page_faults.add(batch, counted[4], **lv)
+            self.metrics.major_page_faults.add(batch, counted[5], **lv)
         if "status" in t.read:
-            self.group_context_switches.add(batch, counted[6], type="voluntary", **lv)
-            self.group_context_switches.add(batch, counted[7], type="involuntary", **lv)
+            self.metrics.context_switches.add(batch, counted[6], type="voluntary", **lv)
+            self.metrics.context_switches.add(batch, counted[7], type="involuntary", **lv)
         if t.thread_states is not None:
             for state in sorted(t.thread_states):
-                self.group_threads_by_state.add(batch, t.thread_states[state], state=state, **lv)
+                self.metrics.threads_by_state.add(batch, t.thread_states[state], state=state, **lv)
         for file in UNREADABLE_FILES:
             if file in t.families:
-                self.group_unreadable_processes.add(batch, t.unreadable.get(file, 0), file=file, **lv)
+                self.metrics.unreadable_processes.add(batch, t.unreadable.get(file, 0), file=file, **lv)

@@ -11,8 +11,6 @@ from pydantic import Field, field_validator, model_validator
 from ...core.metrics import LABEL_NAME_RE
 from ...core.settings import CollectorSettings, Duration, StrictModel, check_regex
 
-NAME = "process"
-DESCRIPTION = "Process groups of HPOM, IBM MQ, MQSI, Oracle, VHI and Domino: count, CPU, memory, threads."
 RESERVED_LABELS = ("group", "process", "mode", "user", "type", "state", "file")
 COMM_MAX = 15
 

@@ -7,7 +7,6 @@ from pydantic import Field
 
 from ...core.config import StaticLabelMap, labels_field
 from ...core.settings import CollectorSettings, Duration
-from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 
 
 class VhiSettings(CollectorSettings):

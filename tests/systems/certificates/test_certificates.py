@@ -26,7 +26,8 @@ from cryptography.x509.oid import NameOID
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
-from exporter.systems.certificates.collector import CertificatesCollector, CertificatesSettings
+from exporter.systems.certificates.collector import CertificatesCollector
+from exporter.systems.certificates.settings import CertificatesSettings
 
 from ...fusehang import hung_file
 from ...support import REPO, collect

@@ -16,6 +16,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,18 +24,20 @@ import pytest
 import yaml
 
 from exporter.core.collector import Context
-from exporter.systems.domino.collector import MAX_STATISTICS, DominoCollector, DominoSettings
+from exporter.core.scheduler import Scheduler
+from exporter.systems.domino.collector import DominoCollector
+from exporter.systems.domino.locales import NumberFormat, locale_format
+from exporter.systems.domino.metrics import MAX_STATISTICS
 from exporter.systems.domino.parse import (
     MAX_NAME_LENGTH,
-    NumberFormat,
     decode_output,
-    locale_format,
     number_readings,
     parse_number,
     parse_show_stat,
     read_show_stat,
     statistic_kind,
 )
+from exporter.systems.domino.settings import DominoSettings
 
 from ...support import FIXTURES, REPO, collect
 from ...support import shell_script as _script
@@ -567,6 +570,41 @@ def test_hanging_command_times_out(tmp_path) -> None:
     assert _value(samples, "source_success", source="show_stat") == 0
     assert batch.errors == {"show_stat": "server: timed out after 1s"}
     assert not any(name == f"{P}_statistic" for name, _ in samples)
+
+
+def test_a_read_stuck_outside_the_command_times_out_alone_and_is_not_started_again(tmp_path, monkeypatch) -> None:
+    """The console command is a source of a SourceSet (core/sources.py), as every command-running source is: a read
+    that hangs where no command timeout reaches (here the parser, standing in for a stuck pipe or a hung NFS read)
+    fails the source at its own deadline inside the collector's timeout, the run is published with success 0, and
+    while that read is still stuck the next run does not start another one.  Before: the whole run overran its
+    timeout and was dropped, and every later run started one more stuck read."""
+    import exporter.systems.domino.collector as domino
+
+    release, reads = threading.Event(), []
+    real = domino.read_show_stat
+
+    def stuck(*args, **kwargs):
+        reads.append(1)
+        release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(domino, "read_show_stat", stuck)
+    collector = _collector(command=_printing(tmp_path, "show_stat.txt"), command_timeout="1s", timeout="4s")
+    scheduler = Scheduler([collector])
+    state = scheduler.states["domino"]
+    try:
+        scheduler.run_collector("domino")
+        assert state.success, state.last_error
+        assert state.source_errors["show_stat"] == "timed out after 3.2s"  # the collector's 4 s less its margin
+        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in state.families for s in f.samples}
+        assert _value(samples, "source_success", source="show_stat") == 0
+        scheduler.run_collector("domino")
+        assert state.success, state.last_error
+        assert state.source_errors["show_stat"].startswith("previous run still running after ")
+        assert state.source_errors["show_stat"].endswith("(hung); not started again")
+        assert len(reads) == 1
+    finally:
+        release.set()
 
 
 def test_failing_command(tmp_path) -> None:

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 
 from exporter.core.collector import Context
 from exporter.machine.procfs import read_mount_table
-from exporter.systems.filesystem.collector import FilesystemCollector, FilesystemSettings
+from exporter.systems.filesystem.collector import FilesystemCollector
 from exporter.systems.filesystem.parse import is_readonly, parse_mounts, select_mounts
+from exporter.systems.filesystem.settings import FilesystemSettings
 from exporter.systems.filesystem.statfs import StatfsProber
 
 from ...support import FIXTURES, collect

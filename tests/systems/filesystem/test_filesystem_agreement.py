@@ -15,8 +15,9 @@ import os
 import pytest
 
 from exporter.core.collector import Context
-from exporter.systems.filesystem.collector import FilesystemCollector, FilesystemSettings
+from exporter.systems.filesystem.collector import FilesystemCollector
 from exporter.systems.filesystem.parse import DEFAULT_FS_TYPES_EXCLUDE, DEFAULT_MOUNT_POINTS_EXCLUDE
+from exporter.systems.filesystem.settings import FilesystemSettings
 
 from ...support import collect
 from ..host.test_node_exporter_agreement import NodeExporter, _node_samples  # noqa: F401 - its fixture is used below

@@ -18,8 +18,9 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
-from exporter.systems.filesystem import dfparse as dp
-from exporter.systems.filesystem.collector import FilesystemCollector, FilesystemSettings
+from exporter.systems.filesystem import textparse as dp
+from exporter.systems.filesystem.collector import FilesystemCollector
+from exporter.systems.filesystem.settings import FilesystemSettings
 from tests.support import FIXTURES, collect
 
 REAL = FIXTURES / "real" / "filesystem"

@@ -7,6 +7,7 @@ each one comes from; tests/fixtures/host_text/ holds the invented awkward cases)
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 import time
@@ -17,9 +18,11 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
+from exporter.machine.deadline import BoundedCall, Overdue
 from exporter.systems.host import textparse as tp
-from exporter.systems.host.collector import HostCollector, HostSettings
-from tests.support import FIXTURES, collect
+from exporter.systems.host.collector import HostCollector
+from exporter.systems.host.settings import HostSettings
+from tests.support import FIXTURES, collect, shell_script
 
 REAL = FIXTURES / "real" / "host_text"
 INVENTED = FIXTURES / "host_text"
@@ -394,6 +397,46 @@ def test_hanging_and_failing_commands_are_isolated(tmp_path):
     assert "timed out after 0.5s" in batch.errors["sar"]
     assert "exit status 127" in batch.errors["vmstat"] and "vmstat: not found" in batch.errors["vmstat"]
     assert samples[("middleware_host_disk_util_ratio", (("device", "sd0"), ("target", "")))] == approx(0.71)
+
+
+def _running(marker: Path) -> list[str]:
+    """Command lines of the processes still running a script under ``marker`` (the scripts and their sleep)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if f"{marker}/" in cmdline:
+            found.append(f"{pid}: {cmdline}")
+    return found
+
+
+def test_the_commands_never_outlive_the_callers_deadline(tmp_path):
+    """The tools run as sources of a SourceSet (core/sources.py, as df, HPOM's commands and Domino's show stat do),
+    tied to the bounded call the collection runs in: with less time left there than command_timeout, the hung
+    tools are killed at the caller's deadline instead of running on unowned for command_timeout.  Before: threads
+    of its own, joined without a deadline, so the tools slept on for their whole command_timeout."""
+    bindir = tmp_path / "hung"
+    bindir.mkdir()
+    sar = shell_script(bindir / "sar", "sleep 600\n")
+    vmstat = shell_script(bindir / "vmstat", "sleep 600\n")
+    settings = HostSettings(backend="text", interval=30, timeout=25,
+                            text={"sar": [sar], "vmstat": [vmstat], "command_timeout": 20})
+    collector = HostCollector(settings, Context(procfs=str(tmp_path / "no-proc")))
+    try:
+        samples, batch = BoundedCall("caller")(lambda: collect(collector), 1.5)
+    except Overdue:
+        pass  # the sources end at the caller's deadline: the caller may give up just before collect() returns
+    else:
+        for tool in ("sar", "vmstat"):
+            assert samples[("middleware_host_text_source_success", (("source", tool),))] == 0
+            assert tool in batch.errors  # timed out, or killed or not started at the deadline of the run
+    for _ in range(50):  # killed and reaped before the run returns; the wait only absorbs a slow /proc
+        if not _running(bindir):
+            break
+        time.sleep(0.1)
+    assert _running(bindir) == []
 
 
 def test_output_nothing_recognised_is_an_error(tmp_path):

@@ -1,7 +1,7 @@
 """The psutil back-ends of the host and process collectors.
 
 On this Linux host the psutil back-end is forced and compared with the /proc back-end, read in the order /proc,
-psutil, /proc: counters bracketed, gauges within the tolerances of ``psutil_backend.TOLERANCES`` (the numbers
+psutil, /proc: counters bracketed, gauges within the tolerances of ``host.psutil.TOLERANCES`` (the numbers
 docs/platforms.md shows), identical names and label sets.  The other platforms cannot be run here: their absent
 series are tested by SIMULATION, replacing psutil's functions with ones returning tuples that have the fields
 psutil 7.2.2 builds on that platform (``psutil/_ntuples.py``) and setting the platform the table is read for.
@@ -22,9 +22,12 @@ from exporter.core.collector import Context
 from exporter.machine import procfs
 from exporter.machine.procfs import ProcessTable, choose_backend, is_linux_procfs
 from exporter.machine.psutil_procs import NoProcDirectory, PsutilProcessEntry, process_name, walk_psutil
-from exporter.systems.host import psutil_backend as pb
-from exporter.systems.host.collector import SPECS, HostCollector, HostSettings
-from exporter.systems.process.collector import ProcessCollector, ProcessSettings
+from exporter.systems.host import psutil as pb
+from exporter.systems.host.collector import HostCollector
+from exporter.systems.host.metrics import SPECS
+from exporter.systems.host.settings import HostSettings
+from exporter.systems.process.collector import ProcessCollector
+from exporter.systems.process.settings import ProcessSettings
 
 from ...support import FIXTURES, burn_cpu_code, collect, wait_for_comm, wait_for_file
 

@@ -23,7 +23,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
 from exporter.systems.mountstats import parse
-from exporter.systems.mountstats.collector import MountstatsCollector, MountstatsSettings
+from exporter.systems.mountstats.collector import MountstatsCollector
+from exporter.systems.mountstats.settings import MountstatsSettings
 
 from ...support import FIXTURES, collect, free_port, stop_process
 
@@ -249,7 +250,8 @@ def test_a_host_without_nfs_mounts_never_loads_the_parser(tmp_path):
              "device proc mounted on /proc with fstype proc\n")
     code = ("import sys\nfrom exporter.core.collector import Context\n"
             "from exporter.core.metrics import MetricBatch\n"
-            "from exporter.systems.mountstats.collector import MountstatsCollector, MountstatsSettings\n"
+            "from exporter.systems.mountstats.collector import MountstatsCollector\n"
+            "from exporter.systems.mountstats.settings import MountstatsSettings\n"
             "c = MountstatsCollector(MountstatsSettings(), Context(procfs=sys.argv[1]))\n"
             "b = MetricBatch(c.specs()); c.collect(b)\n"
             "print(b.series, not b.errors, 'exporter.systems.mountstats.parse' in sys.modules)\n")

@@ -12,8 +12,9 @@ import pytest
 
 from exporter.core.collector import Context
 from exporter.core.metrics import MetricBatch
-from exporter.systems.vhi.collector import VhiCollector, VhiSettings
+from exporter.systems.vhi.collector import VhiCollector
 from exporter.systems.vhi.parse import parse_cpu_list, parse_tcp
+from exporter.systems.vhi.settings import VhiSettings
 
 from ...support import wait_for_comm
 

@@ -1,5 +1,5 @@
 """Parsers for ``df`` and ``mount`` text as Solaris, HP-UX, AIX and Linux print it: pure functions from text to
-rows in bytes, for the filesystem collector's text back-end (``textbackend.py``).
+rows in bytes, for the filesystem collector's text back-end (``text.py``).
 
 Dialects are told apart by the header line alone (no banner is printed):
 

@@ -1,6 +1,6 @@
 """The filesystem collector's text back-end: ``df -k`` (Solaris, AIX, Linux), ``bdf`` (HP-UX) and optionally
 ``mount`` for the file-system types, run locally or through a command prefix (``ssh -o BatchMode=yes host``),
-as the host collector's text back-end runs sar and vmstat (``host/textbackend.py``: C locale, the runner, one
+as the host collector's text back-end runs sar and vmstat (``host/text.py``: C locale, the runner, one
 ``target``).  For hosts where the exporter's Python cannot run (HP-UX 11i, old Solaris, AIX without psutil).
 
 Each command is a source (``df``, ``mount``) with its own success, duration and error text in
@@ -8,7 +8,7 @@ Each command is a source (``df``, ``mount``) with its own success, duration and 
 (``core/sources.SourceSet``), so a df stuck on a hung NFS mount fails the ``df`` source only, is killed at
 ``command_timeout``, and is not started again while it is still stuck.  The series are the procfs back-end's
 (``middleware_filesystem_size_bytes`` etc., labels device, mountpoint, fstype), plus ``target`` when set.
-Figures a dialect does not print are absent, never 0 (``dfparse.py`` says which).
+Figures a dialect does not print are absent, never 0 (``textparse.py`` says which).
 """
 
 from __future__ import annotations
@@ -17,22 +17,19 @@ import os
 from typing import TYPE_CHECKING
 
 from ...core.metrics import MetricBatch
-from ...core.sources import Source, SourceMetrics, SourceSet
+from ...core.sources import Source, SourceSet
 from ...core.targets import local_target
 from ...machine.remote import prefixed
 from ...machine.runner import DEFAULT_MAX_OUTPUT, CommandError, CommandResult, run_command
 from ...machine.textlines import first_line
+from .metrics import AVAIL, DEVICE_ERROR, FILES, FILES_FREE, FREE, READONLY, SIZE, SKIPPED, TEXT_SOURCES
 from .parse import Mount, select_mounts
-from .settings import DEFAULT_DF, FilesystemTextSettings  # noqa: F401 (moved; re-exported)
+from .settings import FilesystemTextSettings
 
 if TYPE_CHECKING:
-    from . import dfparse
+    from . import textparse
 
 _ENV = {"LC_ALL": "C", "LANG": "C"}  # one spelling of numbers and of the header
-
-
-SOURCES = SourceMetrics.declare("middleware_filesystem_text",
-                                "1 if the command is configured (sources df, mount; text back-end only).")
 
 
 class TextFilesystems:
@@ -42,7 +39,7 @@ class TextFilesystems:
     def __init__(self, settings: FilesystemTextSettings, timeout: float, filters: tuple[str, str, str, str]) -> None:
         self.settings = settings
         self.filters = filters  # mount points include, exclude; fs types include, exclude (FilesystemSettings)
-        self.sources = SourceSet("filesystem", SOURCES, timeout)
+        self.sources = SourceSet("filesystem", TEXT_SOURCES, timeout)
 
     @property
     def target(self) -> str:
@@ -57,14 +54,14 @@ class TextFilesystems:
                              "kept and was cut: mounts would be missing")
         return result
 
-    def collect(self, batch: MetricBatch, specs: dict) -> None:
-        from . import dfparse  # only for this back-end
+    def collect(self, batch: MetricBatch) -> None:
+        from . import textparse  # only for this back-end
 
-        table: dict[str, dfparse.MountInfo] = {}
+        table: dict[str, textparse.MountInfo] = {}
 
         def read_mount():
             result = self._run(self.settings.mount)
-            parsed = dfparse.parse_mount(result.stdout)
+            parsed = textparse.parse_mount(result.stdout)
             if not parsed:
                 raise ValueError(f"mount: no mount recognised in the output (first line: "
                                  f"{first_line(result.stdout, 120)!r})")
@@ -74,7 +71,7 @@ class TextFilesystems:
             # df exits non-zero when one mount cannot be read (Solaris "cannot statvfs", AIX) yet prints the others
             argv = self.settings.df_argv()
             result = self._run(argv, check=False)
-            reading = dfparse.parse_df(result.stdout)
+            reading = textparse.parse_df(result.stdout)
             status = ""
             if result.returncode != 0:
                 said = first_line(result.stderr or result.stdout, 200)
@@ -88,7 +85,7 @@ class TextFilesystems:
                                  f"{first_line(result.stdout, 120)!r})")
 
             def add() -> None:
-                self._emit(batch, specs, reading, table)
+                self._emit(batch, reading, table)
                 if status:  # the rows printed are read; what df could not read is said beside them
                     batch.note_error("df exit status", f"{status} (the {len(reading.rows)} mounts printed were read)")
             return add
@@ -98,9 +95,9 @@ class TextFilesystems:
             Source("df", bool(self.settings.df_argv()), read_df),
         ], target=self.target)
 
-    def _emit(self, batch: MetricBatch, specs: dict, reading: dfparse.DfReading,
-              table: dict[str, dfparse.MountInfo]) -> None:
-        from . import dfparse
+    def _emit(self, batch: MetricBatch, reading: textparse.DfReading,
+              table: dict[str, textparse.MountInfo]) -> None:
+        from . import textparse
 
         mounts, rows = [], {}
         for row in reading.rows:
@@ -109,17 +106,17 @@ class TextFilesystems:
             mounts.append(mount)
             rows[(row.device, row.mountpoint, mount.fstype)] = (row, info)
         selection = select_mounts(mounts, *self.filters)
-        specs["skipped"].add(batch, selection.skipped)
+        SKIPPED.add(batch, selection.skipped)
         for mount in selection.mounts:
             row, info = rows[(mount.source, mount.mountpoint, mount.fstype)]
             labels = {"device": mount.source, "mountpoint": mount.mountpoint, "fstype": mount.fstype}
-            readonly = dfparse.is_readonly(info) if info else None
+            readonly = textparse.is_readonly(info) if info else None
             if readonly is not None:
-                specs["readonly"].add(batch, int(readonly), **labels)
+                READONLY.add(batch, int(readonly), **labels)
             if row.size is None and row.free is None and row.avail is None:
                 continue  # AIX's /proc: all "-"
-            specs["device_error"].add(batch, 0, **labels)
-            for key, value in (("size", row.size), ("free", row.free), ("avail", row.avail), ("files", row.files),
-                               ("files_free", row.files_free)):
+            DEVICE_ERROR.add(batch, 0, **labels)
+            for spec, value in ((SIZE, row.size), (FREE, row.free), (AVAIL, row.avail), (FILES, row.files),
+                                (FILES_FREE, row.files_free)):
                 if value is not None:
-                    specs[key].add(batch, value, **labels)
+                    spec.add(batch, value, **labels)
