@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from ..machine.procfs import PAGE_SIZE, USER_HZ, ProcessEntry, boot_time
+from ..machine.procfs import ProcessEntry, boot_time
+from ..machine.proctypes import PAGE_SIZE, USER_HZ
 from . import buildinfo
 from .metrics import NAMESPACE, MetricBatch, MetricSpec, StaticLabels
 

@@ -11,7 +11,6 @@ not start it again ("previous run still running ...").
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -42,31 +41,6 @@ class SourceMetrics:
 
     def specs(self) -> list[MetricSpec]:
         return [self.present, self.success, self.duration]
-
-
-def run_source(batch: MetricBatch, metrics: SourceMetrics, source: str, present: bool,
-               read: Callable[[], Callable[[], None]], target: str | None = None) -> bool:
-    """Run one source: ``read`` gathers everything and returns a function that adds the samples.  Returns
-    whether it succeeded; a failure is noted on the batch (``source_errors`` in /api/v1/collectors) and, with a
-    ``target``, reported as that target's source (core/targets.py)."""
-    metrics.present.add(batch, 1 if present else 0, source=source)
-    if not present:
-        return False
-    started = time.monotonic()
-    try:
-        read()()
-        ok = True
-    except Exception as exc:  # noqa: BLE001 - one source must not stop the others
-        ok = False
-        batch.note_error(source, _message(exc))
-        if target is not None:
-            batch.report_source(target, source, False, _message(exc))
-    else:
-        if target is not None:
-            batch.report_source(target, source, True)
-    metrics.success.add(batch, 1 if ok else 0, source=source)
-    metrics.duration.add(batch, time.monotonic() - started, source=source)
-    return ok
 
 
 def _message(exc: BaseException) -> str:

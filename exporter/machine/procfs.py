@@ -18,10 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
+from .proctypes import ProcStat
 from .textlines import iter_lines
 
-USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 PROC_READ_BYTES = 4096  # one read returns all of /proc/<pid>/stat (52 numbers, a 64-byte name) or comm
 MAX_DIGITS = 20  # 2**64 - 1 has 20 digits: the widest number the kernel writes in /proc
 
@@ -123,23 +122,6 @@ def choose_backend(setting: str, root: str, platform: str | None = None) -> str:
         return setting
     platform = sys.platform if platform is None else platform
     return "procfs" if platform.startswith("linux") or is_linux_procfs(root) else "psutil"
-
-
-@dataclass
-class ProcStat:
-    """The fields of /proc/<pid>/stat the collectors use."""
-
-    pid: int
-    comm: str
-    state: str
-    utime: int  # clock ticks
-    stime: int
-    threads: int
-    starttime: int  # clock ticks after boot
-    rss_pages: int
-    minflt: int = 0  # minor page faults (field 10)
-    majflt: int = 0  # major page faults (field 12)
-    vsize: int = 0  # virtual memory size in bytes (field 23)
 
 
 def parse_pid_stat(text: str) -> ProcStat:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from .procfs import PAGE_SIZE, USER_HZ, ProcStat
+from .proctypes import PAGE_SIZE, USER_HZ, ProcStat
 
 STARTTIME_ORIGIN = 0.0  # ProcStat.starttime of these entries: ticks since this Unix time
 NAME_MAX = 15  # Linux's comm length: the same configured `names` match on every platform

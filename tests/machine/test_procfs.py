@@ -17,7 +17,7 @@ from exporter.core.collector import Context
 from exporter.core.exposition import render_families
 from exporter.core.metrics import MetricBatch
 from exporter.core.scheduler import Scheduler
-from exporter.machine import procfs
+from exporter.machine import procfs, proctypes
 from exporter.machine.procfs import ProcessTable, parse_int, parse_pid_stat, walk_processes
 from exporter.registry import load
 from exporter.systems.host.collector import HostCollector
@@ -319,7 +319,7 @@ def test_a_process_with_a_huge_counter_is_left_out_not_raised(tmp_path):
     settings = ProcessCollector.Settings(groups=[{"name": "vhi", "names": ["sesssrvr"]}])
     samples, batch = collect(ProcessCollector(settings, Context(procfs=str(tmp_path))))
     cpu = {k: v for k, v in samples.items() if k[0] == "middleware_process_group_cpu_seconds_total"}
-    assert cpu and all(v == 7 / procfs.USER_HZ for v in cpu.values())  # pid 6 alone: pid 5's line is garbled
+    assert cpu and all(v == 7 / proctypes.USER_HZ for v in cpu.values())  # pid 6 alone: pid 5's line is garbled
 
 
 def test_kernel_parameters_of_hundreds_of_digits_are_left_out(tmp_path):

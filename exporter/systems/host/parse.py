@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...machine.procfs import MAX_DIGITS, USER_HZ, parse_int
+from ...machine.procfs import MAX_DIGITS, parse_int
+from ...machine.proctypes import USER_HZ
 
 SECTOR_BYTES = 512  # /proc/diskstats always counts 512-byte sectors, whatever the device's sector size
 

@@ -14,7 +14,8 @@ import re
 from typing import Callable
 
 from ...core.metrics import MetricBatch
-from ...machine.procfs import PAGE_SIZE, read_text
+from ...machine.procfs import read_text
+from ...machine.proctypes import PAGE_SIZE
 from .metrics import (
     BOOT_TIME,
     CONTEXT_SWITCHES,

@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 
 from ...core.metrics import MetricBatch, MetricSpec
-from ...machine.procfs import PAGE_SIZE
+from ...machine.proctypes import PAGE_SIZE
 from . import metrics as m
 
 LINUX, AIX, SUNOS, WINDOWS, MACOS, FREEBSD = "linux", "aix", "sunos", "windows", "macos", "freebsd"

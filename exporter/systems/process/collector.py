@@ -17,14 +17,8 @@ import sys
 
 from ...core.collector import Collector, Context
 from ...core.metrics import MetricBatch, MetricSpec
-from ...machine.procfs import (
-    PAGE_SIZE,
-    USER_HZ,
-    ProcessEntry,
-    ProcessTable,
-    boot_time,
-    choose_backend,
-)
+from ...machine.procfs import ProcessEntry, ProcessTable, boot_time, choose_backend
+from ...machine.proctypes import PAGE_SIZE, USER_HZ
 from . import DESCRIPTION, NAME
 from .metrics import EVENTS_CONNECTED, SCANNED_PROCESSES, GroupMetrics
 from .settings import ProcessGroup, ProcessSettings

@@ -15,7 +15,8 @@ import os
 
 from ...core.collector import Collector, Context
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
-from ...machine.procfs import PAGE_SIZE, read_text
+from ...machine.procfs import read_text
+from ...machine.proctypes import PAGE_SIZE
 from . import DESCRIPTION, NAME
 from .metrics import (
     GUIDE_CPUS,
