@@ -560,46 +560,16 @@ class _Shutdown:
 
 def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_config=None,
            open_paths: frozenset[str] = frozenset()) -> int:
-    import asyncio
-
     import uvicorn
 
     from .web.gate import WebGate
-    from .web.limits import ConnectionGuard, Limits, guarded_server, open_file_limit
+    from .web.limits import ConnectionGuard, Limits, open_file_limit
     from .web.server import create_app
+    from .web.serving import quiet_supported, server_class
 
     stopper = _Shutdown()
-
-    class _QuietServer(uvicorn.Server):
-        """uvicorn wakes up every 0.1 s to check for shutdown and to refresh its Date header: about 3 ms of CPU per
-        second on an idle exporter, more than collecting host metrics (one wake-up a second still cost 0.35 ms/s).
-        This one sleeps until SIGTERM/SIGINT wakes it; the Date header is written per response by WebGate
-        (``date=True``, uvicorn's own is off)."""
-
-        _wake: asyncio.Event | None = None
-        _loop: asyncio.AbstractEventLoop | None = None
-
-        async def main_loop(self) -> None:
-            self._loop = asyncio.get_running_loop()
-            self._wake = asyncio.Event()
-            should_exit = await self.on_tick(0)
-            while not should_exit:
-                await self._wake.wait()
-                self._wake.clear()
-                should_exit = await self.on_tick(0)
-
-        def handle_exit(self, sig, frame) -> None:
-            super().handle_exit(sig, frame)
-            # uvicorn re-raises the signal once it has stopped: SIGTERM's default action would end the process
-            # before the commands are killed, SIGINT's would print a KeyboardInterrupt traceback.  The exporter
-            # stops on its own terms instead (_Shutdown), starting with the commands right now.
-            getattr(self, "_captured_signals", []).clear()
-            stopper.begin()
-            if self._loop is not None and self._wake is not None:
-                self._loop.call_soon_threadsafe(self._wake.set)
-
     limits = limits or Limits()
-    quiet = hasattr(uvicorn.Server, "on_tick") and hasattr(uvicorn.Server, "main_loop")
+    quiet = quiet_supported()
     live = None
     if web_config is not None:
         from .web.webconfig import LiveWebConfig
@@ -626,7 +596,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     log.debug("msg=%s %s", json.dumps("command guards"), " ".join(f"{k}={str(v).lower()}" for k, v in guards.items()))
     stopper.catch_signals()
     scheduler.start()
-    server_cls = guarded_server(_QuietServer if quiet else uvicorn.Server, guard)
+    server_cls = server_class(guard, stopper.begin, quiet)  # uvicorn's internals, in one place: web/serving.py
     server = server_cls(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            date_header=not quiet,
                                            server_header=False, lifespan="off", ws="none", http=guard.protocol,

@@ -42,7 +42,7 @@ class ConfigError(Exception):
 
 
 # Static labels (``labels:`` of the exporter and of each target): names by Prometheus' rules and not reserved,
-# values strings (a YAML number such as 1.10 would silently become 1.1; quote it). core.metrics.StaticLabels adds
+# values strings (a YAML number such as 1.10 would silently become 1.1; quote it). core.metrics.Rows.series adds
 # them; the names a collector's series already have are refused when the collectors are built.
 StaticLabelMap = dict[Annotated[str, AfterValidator(check_label_name)],
                       Annotated[StrictStr, AfterValidator(check_label_value)]]

@@ -8,9 +8,11 @@ into a failed collection for that collector only, so one collector producing gar
 exposition invalid (Prometheus rejects a scrape that contains a duplicate series).  The declarations also
 generate the metrics reference (``docs/metrics.md``).
 
-Labels from the configuration (``labels:`` of the exporter and of each target, docs/configuration.md) are added
-by :class:`StaticLabels` when a batch is handed over (``MetricBatch.families``): once per collection, never per
-scrape, and not at all when none are configured.
+Labels from the configuration (``labels:`` of the exporter and of each target, docs/configuration.md,
+:class:`StaticLabels`) are added in one place, :meth:`Rows.series`, which both the exposition's writer
+(core/exposition.py) and the library's objects (:meth:`MetricBatch.families`) read: once per collection (the
+exposition renders a batch once), never per scrape, and not at all when none are configured.  This module writes
+no exposition text: a batch hands its series over as :class:`Rows`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, MutableSequence, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, MutableSequence, NamedTuple, Sequence
 
 from .targets import TargetReports
 
@@ -110,7 +112,7 @@ class _Family:
     prometheus_client's Sample with its label dict: 137,000 series (10,000 MQ queues) cost ~40 MB and full
     collections of 100-200 ms that held up scrapes as Samples; this way about 4 MB and nothing to scan
     (docs/footprint.md, "10,000 queues").  :meth:`MetricBatch.families` builds the library's objects from them
-    when asked; the exposition renders them directly (:meth:`MetricBatch.render`)."""
+    when asked; the exposition writes them directly (:meth:`MetricBatch.rows`)."""
 
     spec: MetricSpec
     labels: tuple[str, ...]
@@ -159,29 +161,82 @@ class StaticLabels:
                 return found
         return self.common
 
-    def apply(self, families: Iterable[Metric]) -> list[Metric]:
-        """The families with the labels added to their samples (the same objects, their samples replaced).
+    def picker(self, names: tuple[str, ...]) -> Callable[[tuple[str, ...]], Mapping[str, str]]:
+        """For series whose label values are given in the order of ``names``: the labels to add to one of them
+        (one of a few mappings, shared by every series of a target)."""
+        common, targets = self.common, self.targets
+        if not self.by:
+            return lambda key: common
+        if any(name not in names for name in self.by):
+            return lambda key: common  # no series of these belongs to a target
+        where = tuple(names.index(name) for name in self.by)
+        if len(where) == 1:
+            at = where[0]
+            return lambda key: targets.get((key[at],), common)
+        return lambda key: targets.get(tuple([key[i] for i in where]), common)
 
-        Hand-written over prometheus_client's samples (it has no way to add labels to a family's series); a
-        sample is a named tuple, rebuilt with ``tuple.__new__`` (a third of ``_replace``'s cost, which counts at
-        tens of thousands of series).  The rendering sorts the labels, so their order here does not matter."""
-        families = list(families)
-        if not self:
-            return families
+
+class Rows(NamedTuple):
+    """One metric's series as a batch hands them over: the label names of each key (the declared labels, then the
+    batch's constant ones), the keys (label values), the values (numbers; an info metric's: its own labels) and
+    the configured labels.  The exposition writes them (core/exposition.py ``write_rows``); :func:`library_family`
+    builds prometheus_client's object from them.  Both read :meth:`series`."""
+
+    spec: MetricSpec
+    names: tuple[str, ...]
+    keys: Sequence[tuple[str, ...]]
+    values: Sequence
+    static: StaticLabels | None = None
+
+    def series(self) -> Iterator[tuple[tuple[str, ...], tuple[str, ...], float]]:
+        """Each series' label names, label values and value, with an info metric's own labels and the configured
+        labels (:class:`StaticLabels`) added: the one place they are.  A label a series has is never replaced by
+        a configured one.  Series with the same label names share one tuple of names (a writer orders them once);
+        an info metric's value is 1, as the library gives it."""
+        names, static = self.names, self.static
+        pick = static.picker(names) if static is not None else None
+        if self.spec.type == "info":
+            for key, info in zip(self.keys, self.values, strict=True):
+                labels = dict(zip(names, key, strict=True))
+                labels.update(info)
+                if pick is not None:
+                    labels = {**labels, **{k: v for k, v in pick(key).items() if k not in labels}}
+                yield tuple(labels), tuple(labels.values()), 1
+            return
+        if pick is None:
+            for key, value in zip(self.keys, self.values, strict=True):
+                yield names, key, value
+            return
+        merged: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # a target's labels (by id) -> added part
+        for key, value in zip(self.keys, self.values, strict=True):
+            extra = pick(key)
+            layout = merged.get(id(extra))  # the mappings live in `static`: their ids stay theirs
+            if layout is None:
+                added = tuple(k for k in extra if k not in names)
+                layout = merged[id(extra)] = (names + added, tuple([extra[k] for k in added]))
+            yield layout[0], key + layout[1], value
+
+
+def library_family(rows: Rows) -> Metric:
+    """One metric as prometheus_client's object, configured labels included (:meth:`Rows.series`)."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+
+    spec, names = rows.spec, list(rows.names)
+    if spec.type == "counter":
+        metric: Metric = CounterMetricFamily(spec.family_name, spec.help, labels=names)
+    elif spec.type == "info":
+        metric = InfoMetricFamily(spec.family_name, spec.help, labels=names)
+    else:
+        metric = GaugeMetricFamily(spec.family_name, spec.help, labels=names)
+    if rows.static is None and spec.type != "info":
+        for key, value in zip(rows.keys, rows.values, strict=True):
+            metric.add_metric(key, value)
+    else:
         from prometheus_client.samples import Sample
 
-        make, common, targets = tuple.__new__, self.common, self.targets
-        for family in families:
-            if not self.by:
-                family.samples = [make(Sample, (s[0], {**common, **s[1]}, *s[2:])) for s in family.samples]
-            elif len(self.by) == 1:
-                by = self.by[0]
-                family.samples = [make(Sample, (s[0], {**targets.get((s[1].get(by),), common), **s[1]}, *s[2:]))
-                                  for s in family.samples]
-            else:
-                family.samples = [make(Sample, (s[0], {**self.labels_for(s[1]), **s[1]}, *s[2:]))
-                                  for s in family.samples]
-        return families
+        metric.samples = [Sample(spec.name, dict(zip(label_names, label_values, strict=True)), value)
+                          for label_names, label_values, value in rows.series()]
+    return metric
 
 
 def static_labels_for(collector_name: str, exporter_labels: Mapping[str, str], target_label: str | None,
@@ -248,7 +303,7 @@ class MetricBatch:
     def __init__(self, specs: Iterable[MetricSpec], max_series: int = 0,
                  const_labels: dict[str, str] | None = None, static_labels: StaticLabels | None = None) -> None:
         self._specs = {spec.name: spec for spec in specs}
-        self._static = static_labels
+        self._static = static_labels or None  # none configured: nothing to add
         # Labels added to every series of the batch (a collector's `target`), unless a metric declares its own.
         self._const = {k: v for k, v in (const_labels or {}).items() if v}
         for name in self._const:
@@ -279,21 +334,6 @@ class MetricBatch:
             fam.values = []
         self._families[name] = fam
         return fam
-
-    @staticmethod
-    def _metric(fam: _Family) -> Metric:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
-
-        spec, labels = fam.spec, list(fam.labels)
-        if spec.type == "counter":
-            metric: Metric = CounterMetricFamily(spec.family_name, spec.help, labels=labels)
-        elif spec.type == "info":
-            metric = InfoMetricFamily(spec.family_name, spec.help, labels=labels)
-        else:
-            metric = GaugeMetricFamily(spec.family_name, spec.help, labels=labels)
-        for key, value in zip(fam.keys, fam.values, strict=True):
-            metric.add_metric(key, value)
-        return metric
 
     def _label_values(self, spec: MetricSpec, labels: dict[str, object]) -> tuple[str, ...]:
         if len(labels) == len(spec.labels):
@@ -407,35 +447,15 @@ class MetricBatch:
             fam.checked = len(fam.keys)
         self._keys.clear()  # the collection is over
 
+    def rows(self) -> list[Rows]:
+        """The batch's series, one :class:`Rows` per metric (what the exposition writes)."""
+        return [Rows(fam.spec, fam.labels, fam.keys, fam.values, self._static) for fam in self._families.values()]
+
     def families(self) -> list[Metric]:
         """The families as prometheus_client objects, with the configured labels (``static_labels``) added; built
-        from the series on each call (the exposition renders the series without them: :meth:`render`)."""
+        from the series on each call (the exposition writes the series without them: :meth:`rows`)."""
         self.check()
-        families = [self._metric(fam) for fam in self._families.values()]
-        if self._static is not None:
-            families = self._static.apply(families)
-        return families
-
-    def render(self, openmetrics: bool) -> bytes:
-        """The batch in the text or OpenMetrics format (without OpenMetrics' closing line), byte for byte what
-        prometheus_client renders for :meth:`families` (tests/core/test_exposition_fast.py), straight from the series.
-        Hand-written: the library's writer took 2.5 s for 137,000 series (core/exposition.py)."""
-        return b"".join(self.render_chunks(openmetrics))
-
-    def render_chunks(self, openmetrics: bool) -> Iterator[bytes]:
-        """:meth:`render` one metric at a time."""
-        from .exposition import render_rows  # the exposition imports this module
-
-        static = self._static if self._static else None
-        return render_rows([(fam.spec, fam.labels, fam.keys, fam.values, self._builder(fam))
-                            for fam in self._families.values()], openmetrics, static)
-
-    def _builder(self, fam: _Family) -> Callable[[], list[Metric]]:
-        """The family as the library's object, labels added: for what :func:`render_rows` leaves to the library."""
-        def build() -> list[Metric]:
-            families = [self._metric(fam)]
-            return self._static.apply(families) if self._static is not None else families
-        return build
+        return [library_family(rows) for rows in self.rows()]
 
     def __iter__(self) -> Iterator[Metric]:
         return iter(self.families())

@@ -17,8 +17,9 @@ Design (documented in the README, "How collection works"):
   how long it has been running.  A run that finished while a target was down or a source failed is *degraded*:
   its samples are served, its success is 0 too and ``last_error`` names the targets and sources and why
   (:func:`failed_sources`).
-* The exposition (:mod:`.exposition`) and the exporter's own metrics (:mod:`.selfmetrics`) read the states
-  kept here.
+* A scrape takes the states kept here as one :meth:`Scheduler.snapshot` (every collector's last batch, the
+  exporter's own figures, a generation) and the exposition (:mod:`.exposition`) renders it: the scrape path goes
+  from here to the bytes and never comes back (docs/architecture.md, "The scrape path").
 * Failures are logged once per distinct cause: when a collector or source starts failing, when the cause changes
   (compared by the exception type and :func:`cause_key`, which ignores the parts that vary from run to run:
   numbers, addresses, connection ids, random tokens, undecodable bytes; :class:`_Cause` also learns the places
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..machine.deadline import BoundedCall, Overdue
 from .collector import Collector
-from .exposition import Exposition
+from .exposition import Exposition, Snapshot
 from .metrics import MetricBatch, StaticLabels, static_labels_for
 from .secrets import scrub
 from .selfmetrics import SelfMetrics
@@ -313,8 +314,8 @@ class CollectorState:
 
     @property
     def families(self) -> list[Metric]:
-        """The last run's samples as prometheus_client objects, built when asked (the exposition renders the
-        batch's rows without them: MetricBatch.render)."""
+        """The last run's samples as prometheus_client objects, built when asked (the exposition writes the
+        batch's rows without them: MetricBatch.rows)."""
         return self.batch.families() if self.batch is not None else []
 
     @property
@@ -412,8 +413,8 @@ class Scheduler:
     def __init__(self, collectors: Iterable[Collector], redact: Callable[[str], str] = scrub,
                  wall_clock: Callable[[], float] = time.time, labels: dict[str, str] | None = None) -> None:
         self.states = {c.name: CollectorState(c) for c in collectors}
-        # the configured labels (exporter-wide ``labels`` and each target's), added to a run's samples once when
-        # it ends (core.metrics.StaticLabels), and to the exporter's own series
+        # the configured labels (exporter-wide ``labels`` and each target's), added to a run's samples when they
+        # are written (core.metrics.Rows.series), and to the exporter's own series
         self._static: dict[str, StaticLabels] = {}
         own: dict[tuple[str, ...], dict[str, str]] = {}
         for name, state in self.states.items():
@@ -438,7 +439,7 @@ class Scheduler:
         self.start_time = self._wall()
         self.self_metrics = SelfMetrics(self._self_snapshot, self.start_time,
                                         StaticLabels(labels, ("collector", "target"), own))
-        self.exposition = Exposition(self)
+        self.exposition = Exposition()
 
     # ---- running ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -541,7 +542,7 @@ class Scheduler:
             self._finish(state, None, message, duration=time.monotonic() - started, kind=type(exc).__name__)
         else:
             self._finish(state, batch, None, duration=time.monotonic() - started)
-        self.exposition.prerender(name)
+        self.exposition.prerender(self.snapshot(read=False), name)
 
     def run_in_progress(self, name: str) -> bool:
         return self._calls[name].busy
@@ -728,12 +729,15 @@ class Scheduler:
                         source["last_error"] = self._redact(source["last_error"])
         return result
 
+    def _self_figures(self) -> list[tuple]:
+        """Per collector the figures of the exporter's own series (core/selfmetrics.py).  Called with the lock held."""
+        return [(s.name, s.worked, s.duration, s.last_success, s.series, s.runs, s.failures, s.collector.settings,
+                 [(name, t.up, t.last_success, dict(t.sources)) for name, t in s.targets.items()])
+                for s in self.states.values()]
+
     def _self_snapshot(self) -> list[tuple]:
         with self._lock:
-            return [(s.name, s.worked, s.duration, s.last_success, s.series, s.runs, s.failures,
-                     s.collector.settings,
-                     [(name, t.up, t.last_success, dict(t.sources)) for name, t in s.targets.items()])
-                    for s in self.states.values()]
+            return self._self_figures()
 
     def families_of(self, name: str) -> tuple[int, list[Metric]]:
         """A collector's last samples and their version (bumped whenever they change)."""
@@ -741,7 +745,7 @@ class Scheduler:
         return version, batch.families() if batch is not None else []
 
     def batch_of(self, name: str) -> tuple[int, MetricBatch | None]:
-        """A collector's last batch (None: no samples) and its version; the exposition renders it."""
+        """A collector's last batch (None: no samples) and its version."""
         state = self.states[name]
         with self._lock:
             return state.version, state.batch
@@ -750,7 +754,18 @@ class Scheduler:
     def generation(self) -> int:
         return self._generation
 
+    def snapshot(self, read: bool = True) -> Snapshot:
+        """Everything a scrape serves, taken at once: every collector's last batch and its version, the figures of
+        the exporter's own series and the generation (bumped whenever a result changes).  ``read``: a scrape is
+        reading it (:meth:`mark_read`); the collectors' threads take one to render their new part ahead."""
+        if read:
+            self.mark_read()
+        with self._lock:
+            parts = {name: (state.version, state.batch) for name, state in self.states.items()}
+            figures = self._self_figures()
+            generation = self._generation
+        return Snapshot(generation, parts, lambda: self.self_metrics.batch(figures))
+
     def render(self, openmetrics: bool = False, compress: bool = False) -> bytes:
-        """The exposition of the current snapshot (a scrape: it counts as a read, :meth:`mark_read`)."""
-        self.mark_read()
-        return self.exposition.render(openmetrics, compress)
+        """The exposition of the current snapshot, as a scrape gets it (it counts as a read, :meth:`mark_read`)."""
+        return self.exposition.render(self.snapshot(), openmetrics, compress)

@@ -135,9 +135,12 @@ class SelfMetrics:
     def collect(self) -> Iterable[Metric]:
         return self.batch().families()
 
-    def batch(self) -> MetricBatch:
+    def batch(self, figures: list[tuple] | None = None) -> MetricBatch:
+        """The series of the scheduler's ``figures`` (one tuple per collector, ``Scheduler.snapshot``; None: as
+        they are now)."""
         batch = MetricBatch(SPECS, static_labels=self._static)
-        for name, success, duration, last_success, series, runs, failures, settings, targets in self._snapshot():
+        for name, success, duration, last_success, series, runs, failures, settings, targets in \
+                (self._snapshot() if figures is None else figures):
             if success is None:
                 continue  # not run yet: /readyz says so; no half-truth here
             for target, up, target_success, sources in targets:

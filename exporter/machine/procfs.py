@@ -18,21 +18,21 @@ import time
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
+from .numbers import MAX_DIGITS, integer
 from .proctypes import ProcStat
 from .textlines import iter_lines
 
 PROC_READ_BYTES = 4096  # one read returns all of /proc/<pid>/stat (52 numbers, a 64-byte name) or comm
-MAX_DIGITS = 20  # 2**64 - 1 has 20 digits: the widest number the kernel writes in /proc
 
 
 def parse_int(token: str) -> int:
     """A /proc field the kernel writes as a (64-bit) decimal integer, with an optional minus; ValueError for
     anything else: more than :data:`MAX_DIGITS` digits (it would overflow a float later: in a division or at the
     exposition), non-ASCII digits (``int('٣')`` is 3), ``1_0``, ``+1``, blanks."""
-    digits = token[1:] if token[:1] == "-" else token
-    if not digits or len(digits) > MAX_DIGITS or not (digits.isascii() and digits.isdigit()):
+    value = integer(token, "-", MAX_DIGITS)  # the strict reader's rules (machine/numbers.py)
+    if value is None:
         raise ValueError(f"not a kernel integer: {token[:40]!r}")
-    return int(token)
+    return value
 
 
 def read_text(path: str) -> str:

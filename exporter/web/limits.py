@@ -462,14 +462,3 @@ class _TLSConnection(asyncio.Protocol):
             self.guard.release(self.conn)
             if self.task is not None and not self.task.done() and self.conn.raw is None:
                 self.task.cancel()
-
-
-def guarded_server(base: type, guard: ConnectionGuard) -> type:
-    """A subclass of the uvicorn server class that installs the guard's log handling on its event loop."""
-
-    class GuardedServer(base):  # type: ignore[misc, valid-type]
-        async def startup(self, sockets=None) -> None:
-            guard.install(asyncio.get_running_loop())
-            await super().startup(sockets=sockets)
-
-    return GuardedServer

@@ -54,10 +54,11 @@ def _fastapi_options() -> dict:
 
 
 def _exposition(scheduler: Scheduler, accept: str, accept_encoding: str) -> tuple[bytes, list[tuple[str, str]]]:
-    """The /metrics body in the format and coding the request asks for, and its response headers."""
+    """The /metrics body in the format and coding the request asks for, and its response headers: the scheduler's
+    snapshot (a read), rendered by the exposition (docs/architecture.md, "The scrape path")."""
     openmetrics = wants_openmetrics(accept)
     compress = accepts_gzip(accept_encoding)
-    body = scheduler.render(openmetrics=openmetrics, compress=compress)
+    body = scheduler.exposition.render(scheduler.snapshot(), openmetrics, compress)
     headers = [("vary", "Accept, Accept-Encoding")]
     if compress:
         headers.append(("content-encoding", "gzip"))

@@ -15,7 +15,7 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
-from exporter.core.exposition import _render_library, render_families
+from exporter.core.exposition import _render_library, render_batch, render_families
 from exporter.core.metrics import MetricBatch, MetricSpec, StaticLabels
 
 VALUES = ["plain", "", 'quo"te', "back\\slash", "new\nline", "ünïcödé", "a,b=c}", "{x}", "tab\tend"]
@@ -86,14 +86,14 @@ def _batch(static: StaticLabels | None = None, const: dict[str, str] | None = No
 
 
 def test_batch_rows_render_as_the_library_renders_its_families():
-    """MetricBatch.render writes the rows directly; prometheus_client's objects (families()) are the reference."""
+    """render_batch writes the rows directly; prometheus_client's objects (families()) are the reference."""
     cases = [_batch(), _batch(const={"target": "t1"}),
              _batch(StaticLabels({"env": 'p"rod', "zone": "a"}, ("qmgr",), {("QM1",): {"app": "x\ny", "zone": ""}})),
              _batch(StaticLabels({"env": "prod"}))]
     for batch in cases:
         batch.check()
         for openmetrics in (False, True):
-            assert batch.render(openmetrics) == _render_library(batch.families(), openmetrics, eof=False)
+            assert render_batch(batch, openmetrics) == _render_library(batch.families(), openmetrics, eof=False)
 
 
 def test_duplicates_refused_by_the_check_after_the_collection():
@@ -216,4 +216,4 @@ def test_process_figures_are_the_library_process_collectors(tmp_path):
     assert [(f.name, f.type, f.documentation, [tuple(s)[:3] for s in f.samples]) for f in ours] == \
         [(f.name, f.type, f.documentation, [tuple(s)[:3] for s in f.samples]) for f in library]
     for openmetrics in (False, True):
-        assert batch.render(openmetrics) == _render_library(library, openmetrics, eof=False)
+        assert render_batch(batch, openmetrics) == _render_library(library, openmetrics, eof=False)

@@ -217,3 +217,27 @@ def test_filesystem_text_host_labels_on_its_series(tmp_path):
     assert all(s.labels["site"] == "ber2" and s.labels["env"] == "test" for s in mine)
     others = [s for s in samples if s not in mine]
     assert others and all(s.labels["env"] == "prod" and "site" not in s.labels for s in others)
+
+
+def test_configured_labels_by_two_target_labels_and_by_a_label_the_series_lack():
+    """``Rows.series`` adds the configured labels (the one place): a target picked by two labels' values, the
+    common labels for a series of no configured target or for a metric without the target labels, a series' own
+    label kept; the exposition writes the same labels (sorted) as the library's objects carry."""
+    from exporter.core.exposition import render_batch
+    from exporter.core.metrics import MetricBatch, MetricSpec, StaticLabels
+
+    pair = MetricSpec("x_depth", "gauge", "x", ("qmgr", "queue", "env"))
+    lone = MetricSpec("x_up", "gauge", "x", ("host",))
+    static = StaticLabels({"env": "prod", "site": "a"}, ("qmgr", "queue"), {("QM1", "Q1"): {"app": "pay"}})
+    batch = MetricBatch([pair, lone], static_labels=static)
+    pair.add(batch, 1, qmgr="QM1", queue="Q1", env="own")
+    pair.add(batch, 2, qmgr="QM1", queue="Q2", env="own")
+    lone.add(batch, 1, host="h1")
+    assert [s.labels for family in batch.families() for s in family.samples] == [
+        {"qmgr": "QM1", "queue": "Q1", "env": "own", "site": "a", "app": "pay"},
+        {"qmgr": "QM1", "queue": "Q2", "env": "own", "site": "a"},
+        {"host": "h1", "env": "prod", "site": "a"}]
+    assert render_batch(batch, False).decode().splitlines()[2:] == [
+        'x_depth{app="pay",env="own",qmgr="QM1",queue="Q1",site="a"} 1.0',
+        'x_depth{env="own",qmgr="QM1",queue="Q2",site="a"} 2.0',
+        "# HELP x_up x", "# TYPE x_up gauge", 'x_up{env="prod",host="h1",site="a"} 1.0']

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import islice
 
+from ...machine.numbers import decimal
 from ...machine.textlines import first_line, iter_lines
 
 MAX_LINES = 50_000  # df lines read; a longer output is refused rather than cut (mounts would vanish silently)
@@ -80,13 +81,8 @@ class MountInfo:
 
 def number(token: str) -> float | None:
     """A plain decimal number as df prints it (``12``, ``1.64``, ``-3``); None for anything else (``nan``, ``1e5``,
-    ``1_0``, ``-``, non-ASCII digits)."""
-    if not token or len(token) > MAX_NUMBER or not token.isascii():
-        return None
-    whole, _, fraction = token.removeprefix("-").partition(".")
-    if not whole.isdigit() or (fraction and not fraction.isdigit()) or token.endswith("."):
-        return None
-    return float(token)
+    ``1_0``, ``-``, ``.5``, ``5.``, non-ASCII digits): the strict reader (machine/numbers.py)."""
+    return decimal(token, "-", max_length=MAX_NUMBER)
 
 
 def _bytes(token: str, unit: int) -> int | None:

@@ -12,22 +12,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...machine.procfs import MAX_DIGITS, parse_int
+from ...machine.numbers import MAX_DIGITS, decimal
+from ...machine.procfs import parse_int
 from ...machine.proctypes import USER_HZ
 
 SECTOR_BYTES = 512  # /proc/diskstats always counts 512-byte sectors, whatever the device's sector size
 
 CPU_MODES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 def parse_decimal(token: str) -> float:
-    """A field written as a plain decimal (``0.53``, ``12``): ValueError for ``nan``, ``inf``, ``1e400``, ``0x1``
-    and numbers of more than :data:`MAX_DIGITS` digits before the point, so the value is always finite."""
-    whole, _, fraction = token.partition(".")
-    if len(whole) > MAX_DIGITS or len(fraction) > MAX_DIGITS:
+    """A field written as a plain decimal (``0.53``, ``12``, ``.5``): ValueError for ``nan``, ``inf``, ``1e400``,
+    ``0x1`` and numbers of more than 2 x :data:`MAX_DIGITS` digits, so the value is always finite (the strict
+    reader, machine/numbers.py)."""
+    value = decimal(token, "-", bare_point=True, max_length=2 * MAX_DIGITS + 2)
+    if value is None:
         raise ValueError(f"not a kernel decimal: {token[:40]!r}")
-    parse_int(whole or "0")
-    if fraction and not (fraction.isascii() and fraction.isdigit()):
-        raise ValueError(f"not a kernel decimal: {token[:40]!r}")
-    return float(token)  # at most 20 + 20 digits: always finite
+    return value
 
 
 @dataclass

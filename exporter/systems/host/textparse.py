@@ -19,11 +19,11 @@ fails the source with that text instead of reporting a middle interval.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
 
+from ...machine.numbers import decimal
 from ...machine.textlines import iter_lines
 
 # How much of a long output is parsed: enough for thousands of devices in the last report, and few enough that a
@@ -102,23 +102,15 @@ def _tokens(line: str) -> list[str] | None:
     return toks if len(toks) <= MAX_TOKENS else None
 
 
-_NUMBER_CHARS = str.maketrans("", "", "0123456789.-+")  # deleting these leaves nothing of a plain number
-
-
 def number(token: str) -> float | None:
-    """A plain decimal number (``-0``, ``12``, ``0.53``); None for anything else (no ``nan``, ``1e5``, ``1_0``)."""
+    """A plain decimal number (``-0``, ``+12``, ``0.53``, ``.5``); None for anything else (no ``nan``, ``1e5``,
+    ``1_0``): the strict reader (machine/numbers.py) with the signs and bare points sar, vmstat and iostat print."""
     return None if not token or len(token) > MAX_NUMBER else _number(token)
 
 
 @lru_cache(maxsize=4096)  # the same few spellings ("0.0", "0", "100") fill most columns: at most 4,096 x 32 chars
 def _number(token: str) -> float | None:
-    if token.translate(_NUMBER_CHARS) or not token.strip(".-+"):
-        return None
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+    return decimal(token, "+-", bare_point=True, max_length=MAX_NUMBER)
 
 
 def _is_time(token: str) -> bool:

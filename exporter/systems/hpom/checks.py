@@ -6,27 +6,23 @@ Pure data and functions, no I/O: the collector hands ``evaluate`` the values ``o
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
+
+from ...machine.numbers import decimal, integer
 
 if TYPE_CHECKING:
     from ..oracle.querymetrics import QuerySpec
 
 
 def _int(value: str) -> int | None:
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
+    return integer(value.strip(), "+-")  # the strict reader (machine/numbers.py)
 
 
 def _number(value: str) -> float | None:
-    try:
-        number = float(value.strip())
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None  # "nan", "inf", 1e400 are no setting's value
+    """A setting's value as a number: the strict reader's plain decimal ("nan", "inf", 1e400 are no setting's
+    value)."""
+    return decimal(value.strip(), "+-", bare_point=True)
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:

@@ -12,6 +12,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ...machine.numbers import integer
 from ...machine.textlines import iter_lines
 
 __all__ = [
@@ -482,7 +483,4 @@ def parse_count(text: str, pattern: str = DEFAULT_COUNT_PATTERN) -> int | None:
     value = match.group("count")
     if value is None:
         return None
-    value = value.strip()
-    if not re.fullmatch(r"[0-9]{1,18}", value):
-        return None  # not a count, or beyond any queue's size (and beyond what int() accepts from text)
-    return int(value)
+    return integer(value.strip(), "", 18)  # None: not a count, or beyond any queue's size

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ...machine.numbers import integer
 from .model import ChannelDefinition, ChannelState, QmgrHealth, QueueStatus, channel_type_word
 
 _INT64 = 2**63
@@ -62,13 +63,8 @@ def to_int(value: Any) -> int | None:
     if isinstance(value, float):
         return int(value) if value.is_integer() and -_INT64 <= value < _INT64 else None
     if isinstance(value, str):
-        text = value.strip()
-        if text and text[0] in "+-":
-            sign, digits = text[0], text[1:]
-        else:
-            sign, digits = "", text
-        if digits.isascii() and digits.isdigit() and len(digits) <= 19:
-            number = int(sign + digits)
+        number = integer(value.strip(), "+-", 19)  # the strict reader (machine/numbers.py); blank: absent
+        if number is not None:
             return number if -_INT64 <= number < _INT64 else None
     return None
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ...machine.numbers import integer
 from .model import (
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
@@ -187,10 +188,7 @@ def _int(value: Any) -> int | None:
     if isinstance(value, (list, tuple)):  # persistent/non-persistent pairs
         numbers = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
         return sum(numbers) if numbers else None
-    try:
-        return int(_text(value))
-    except ValueError:
-        return None
+    return integer(_text(value), "+-")  # the strict reader (machine/numbers.py)
 
 
 def _number(value: Any) -> int | None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ...machine.numbers import integer
 from ...machine.textlines import iter_lines
 
 __all__ = ["BYTES_FIELDS", "EVENT_FIELDS", "Operation", "Transport", "NfsMount", "Parsed", "parse_mountstats",
@@ -64,10 +65,8 @@ def _numbers(tokens: list[str]) -> list[int] | None:
     accepts other scripts' digits)."""
     values = []
     for token in tokens:
-        if not (token.isascii() and token.isdigit() and len(token) <= 20):
-            return None
-        value = int(token)
-        if value > MAX_COUNTER:
+        value = integer(token, "", 20)  # the strict reader (machine/numbers.py)
+        if value is None or value > MAX_COUNTER:
             return None
         values.append(value)
     return values
