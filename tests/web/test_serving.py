@@ -51,3 +51,18 @@ def test_a_signal_stops_the_quiet_server_without_being_raised_again():
     assert {"main_loop", "handle_exit", "startup"} <= {name for klass in cls.__mro__[:2] for name in vars(klass)}
     plain = server_class(ConnectionGuard(Limits()), lambda: None, quiet=False)
     assert "main_loop" not in vars(plain) and "startup" in vars(plain)
+
+
+def test_the_h11_protocol_methods_the_connection_guard_extends_are_still_there():
+    """web/limits.py's protocol extends uvicorn's h11 protocol (its ``http`` option: a documented hook) by calling
+    the parent's connection_made, data_received, on_response_complete and connection_lost and reading
+    ``cycle.response_complete``; a release that renames them would leave connections uncounted."""
+    from uvicorn.protocols.http.flow_control import FlowControl  # noqa: F401 - the protocol's own dependency
+    from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
+
+    assert _parameters(H11Protocol.connection_made) == ["self", "transport"]
+    assert _parameters(H11Protocol.data_received) == ["self", "data"]
+    assert _parameters(H11Protocol.on_response_complete) == ["self"]
+    assert _parameters(H11Protocol.connection_lost) == ["self", "exc"]
+    assert "response_complete" in inspect.getsource(RequestResponseCycle.__init__)
+    assert "self.cycle" in inspect.getsource(H11Protocol.handle_events)
