@@ -360,7 +360,7 @@ def _serving(args: list[str]) -> bool:
 
 def _healthcheck(args: argparse.Namespace) -> int:
     """``healthcheck``: the serving process's own flags, environment and files decide where and how to probe
-    (core.healthcheck); exit 0 healthy, 1 unhealthy, with one line saying why."""
+    (web.healthcheck); exit 0 healthy, 1 unhealthy, with one line saying why."""
     from .web import healthcheck
 
     try:
@@ -506,7 +506,7 @@ SHUTDOWN_LIMIT = 4.0  # seconds from SIGTERM/SIGINT to the end of the process, w
 
 class _Shutdown:
     """How the serving exporter stops (docs/architecture.md, "Commands and shutdown"): on the first SIGTERM or
-    SIGINT every command is killed at once (``core.runner``: SIGTERM to each process group, a short grace, SIGKILL)
+    SIGINT every command is killed at once (``machine.runner``: SIGTERM to each process group, a short grace, SIGKILL)
     while the HTTP server closes, then the collector loops stop and the collectors close.  A thread stuck in a
     driver call cannot be stopped and must not hold the exit: SHUTDOWN_LIMIT seconds after the signal the process
     ends with status 0 whatever is still running.  Later signals change nothing (no traceback, no second exit)."""

@@ -82,7 +82,7 @@ SPECS = [SUCCESS, DURATION, LAST_SUCCESS, TIMEOUT, INTERVAL, SERIES, RUNS, FAILU
 
 class ProcessFigures:
     """This process's figures from /proc (``proc``: /proc/self, or a recorded tree), read as the process collector
-    reads a process (``core.procfs``): nothing where /proc/<pid>/stat cannot be read (another platform), as the
+    reads a process (``machine.procfs``): nothing where /proc/<pid>/stat cannot be read (another platform), as the
     library's collector; each other figure only where its file was read."""
 
     def __init__(self, proc: str = "/proc", pid: str = "self") -> None:

@@ -6,7 +6,7 @@ One call at a time: while an abandoned call is still running, the next one is re
 hangs for good costs one thread, not one per interval).  A late result is discarded by the caller.
 
 What *can* be stopped is stopped: every call runs inside a :class:`Scope` that carries its deadline.  Commands
-started in the call (``core.runner``) never run past that deadline, and when the caller gives up the scope is
+started in the call (``machine.runner``) never run past that deadline, and when the caller gives up the scope is
 cancelled: the commands still running in it are killed with their process groups and the abandoned thread cannot
 start new ones, so a run stuck in a hung command ends at the deadline instead of lingering.  A call made inside
 another bounded call gets a scope nested in the outer one (cancelling the outer cancels it, and its deadline is

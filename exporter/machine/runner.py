@@ -2,7 +2,7 @@
 
 * never through a shell: the command is an argument list;
 * every command runs in its own process group, and that group is killed (SIGKILL) when the command times out,
-  when the bounded call it runs in is abandoned (``core.deadline``: the command never outlives the deadline of
+  when the bounded call it runs in is abandoned (``machine.deadline``: the command never outlives the deadline of
   its collection), and when it has finished (anything it left running in its group is a stray);
 * output read in the calling thread with a selector (no reader threads) into buffers capped at ``max_output``;
   what goes past the cap is read and dropped, so a runaway command cannot eat memory.  When the command has

@@ -1,6 +1,6 @@
 """Pure functions of the file-system collector: which mounts of a mount table are measured.
 
-The table is parsed by ``core.procfs.parse_mounts`` (octal escapes decoded; shared with Oracle's NFS checks) and
+The table is parsed by ``machine.procfs.parse_mounts`` (octal escapes decoded; shared with Oracle's NFS checks) and
 filtered here with node_exporter's include/exclude semantics.  No I/O here.
 """
 

@@ -3,7 +3,7 @@
 A statvfs of a hard NFS mount whose server is gone, or of a FUSE file system whose daemon does not answer, blocks
 in the kernel for as long as that lasts; Python cannot interrupt it.  So:
 
-* All mounts of a run are asked one after another by one *walker*, a ``core.deadline.BoundedCall`` (one short
+* All mounts of a run are asked one after another by one *walker*, a ``machine.deadline.BoundedCall`` (one short
   thread per run, not one per mount: a healthy statvfs takes microseconds).  Before each call the walker records
   which mount it is on.
 * When the walker has not finished within ``statfs_timeout``, the mount it is on is **stuck**: that call (and its

@@ -122,7 +122,7 @@ class _Database(Target):
 
 
 def _read_mounts(procfs: str) -> tuple[list[Mount], bool, str | None]:
-    """The host's mount table (core.procfs.read_mount_table: PID 1's, else the exporter's own): (mounts, whether
+    """The host's mount table (machine.procfs.read_mount_table: PID 1's, else the exporter's own): (mounts, whether
     they are the host's, the problem if not).  The own table's problem is said (source error and
     ``middleware_oracle_mount_table_success 0``); without either table, no mounts (the file-system checks are
     skipped, not the rest)."""

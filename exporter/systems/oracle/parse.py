@@ -1,5 +1,5 @@
 """Pure functions for the file-system checks: the mount a path lives on and mount options (the mount table is parsed
-by ``core.procfs.parse_mounts``, shared with the file-system collector).  No I/O here, so the checks can be tested
+by ``machine.procfs.parse_mounts``, shared with the file-system collector).  No I/O here, so the checks can be tested
 on any text."""
 
 from __future__ import annotations
