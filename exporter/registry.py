@@ -68,7 +68,7 @@ MOUNTSTATS = _system(mountstats_settings, "MountstatsSettings", "MountstatsColle
 PROCESS = _system(process_settings, "ProcessSettings", "ProcessCollector")
 HPOM = _system(hpom, "HpomSettings", "HpomCollector")
 ORACLE = _system(oracle, "OracleCollectorSettings", "OracleCollector")
-IBMMQ = _system(ibmmq, "IbmmqSettings", "IbmmqCollector", module="collector")  # its settings live in collector.py
+IBMMQ = _system(ibmmq, "IbmmqSettings", "IbmmqCollector")
 VHI = _system(vhi, "VhiSettings", "VhiCollector")
 DOMINO = _system(domino, "DominoSettings", "DominoCollector")
 CERTIFICATES = _system(certificates, "CertificatesSettings", "CertificatesCollector")
