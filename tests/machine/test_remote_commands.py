@@ -16,7 +16,8 @@ from pathlib import Path
 
 from exporter.core.collector import Context
 from exporter.systems.domino.collector import DominoCollector, DominoSettings
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 
 from ..support import REPO, collect

@@ -19,7 +19,8 @@ from exporter.core.collector import Context
 from exporter.machine.remote import UnsafeArgument, check_remote_arguments, prefixed, through_remote_shell
 from exporter.machine.runner import run_command
 from exporter.systems.domino.collector import DominoCollector, DominoSettings
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 
 from ..sshd import LoopbackSshd
