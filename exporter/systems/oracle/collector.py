@@ -18,7 +18,7 @@ from ...core.collector import Collector, Context
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
 from ...machine.procfs import Mount, read_mount_table
-from . import DESCRIPTION, checks
+from . import DESCRIPTION, NAME, checks
 from .client import OracleClient, error_text
 from .heapwarnings import HeapWarningSource
 from .metrics import BACKOFF, COLLECT_DURATION, COLLECT_SUCCESS, COMPAT_UP, MOUNT_TABLE_SUCCESS, SPECS, UP, P
@@ -123,7 +123,7 @@ def _read_mounts(procfs: str) -> tuple[list[Mount], bool, str | None]:
 
 
 class OracleCollector(Collector):
-    name = "oracle"
+    name = NAME
     description = DESCRIPTION
     Settings = OracleCollectorSettings
 
