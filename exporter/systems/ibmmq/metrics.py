@@ -4,6 +4,7 @@ where it has the figure; the last column of docs/metrics.md says which).  The co
 from __future__ import annotations
 
 from ...core.metrics import MetricSpec
+from .model import CHANNEL_STATUS_CODES, SERVICE_STATUS_CODES, code_words
 
 Q = ("qmgr", "queue")
 # mq_prometheus's channel labels we have (its platform, description and sslciph are left out: description and
@@ -79,9 +80,8 @@ STATS_HANDLES_CAP = MetricSpec(
     "statistics subscriptions (one object handle each, two per queue) never take the connection past MAXHANDS; "
     "absent while MAXHANDS is unknown.", SQ, "below statistics_max_queues: raise MAXHANDS (ALTER QMGR MAXHANDS)")
 CHANNEL_STATUS = MetricSpec(
-    "ibmmq_channel_status", "gauge", "Channel status (MQCHS: 0 inactive, 1 binding, 2 starting, 3 running, "
-    "4 stopping, 5 retrying, 6 stopped, 7 requesting, 8 paused, 9 disconnected, 13 initializing, 14 switching); "
-    "0 also for a defined channel without status (show_inactive_channels).", CH, MQP)
+    "ibmmq_channel_status", "gauge", f"Channel status (MQCHS: {code_words(CHANNEL_STATUS_CODES)}); 0 also for a "
+    "defined channel without status (show_inactive_channels).", CH, MQP)
 CHANNEL_STATUS_SQUASH = MetricSpec(
     "ibmmq_channel_status_squash", "gauge", "Channel status squashed as mq_prometheus does: 0 stopped (inactive, "
     "disconnected, stopped, paused), 1 transitioning, 2 running.", CH,
@@ -182,8 +182,8 @@ QUEUE_MONITORING = MetricSpec(
 QMGR_CONNECTIONS = MetricSpec(
     "ibmmq_qmgr_connection_count", "gauge", "Connections to the queue manager (CONNS).", ("qmgr",), MQP)
 QMGR_CMDSERV = MetricSpec(
-    "ibmmq_qmgr_command_server_status", "gauge", "Command server status (MQSVC_STATUS: 0 stopped, 1 starting, "
-    "2 running, 3 stopping, 4 retrying).", ("qmgr",), MQP + "; down: != 2")
+    "ibmmq_qmgr_command_server_status", "gauge", f"Command server status (MQSVC_STATUS: "
+    f"{code_words(SERVICE_STATUS_CODES)}).", ("qmgr",), MQP + "; down: != 2")
 QMGR_CHINIT = MetricSpec(
     "ibmmq_qmgr_channel_initiator_status", "gauge", "Channel initiator status (MQSVC_STATUS, as above).",
     ("qmgr",), MQP + "; down: != 2")
