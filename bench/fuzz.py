@@ -96,6 +96,7 @@ def _mqsc_keeps(alone, mixed) -> bool:
 
 
 def targets() -> dict[str, Target]:
+    from exporter.machine import procfs
     from exporter.systems.domino import parse as domino
     from exporter.systems.filesystem import textparse as dfparse
     from exporter.systems.host import parse as host
@@ -103,7 +104,6 @@ def targets() -> dict[str, Target]:
     from exporter.systems.hpom import parse as hpom
     from exporter.systems.ibmmq import parse as mq
     from exporter.systems.oracle import alertlog as oracle_alertlog
-    from exporter.systems.oracle import parse as oracle
     from exporter.systems.vhi import parse as vhi
 
     found = {
@@ -127,7 +127,7 @@ def targets() -> dict[str, Target]:
         "proc_diskstats": Target(host.parse_diskstats, ("host1/proc/diskstats",), _sub_list),
         "proc_net_dev": Target(host.parse_net_dev, ("host1/proc/net/dev",), _sub_list),
         "proc_loadavg": Target(host.parse_loadavg, ("host1/proc/loadavg",), raises=(ValueError,)),
-        "proc_mounts": Target(oracle.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts",
+        "proc_mounts": Target(procfs.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts",
                                                     "oracle/proc/1/mounts"), _sub_list),
         "vhi_cpu_list": Target(vhi.parse_cpu_list, ("host1/proc/*/status",)),
         "vhi_tcp": Target(vhi.parse_tcp, ("host1/proc/*/net/tcp*", "host1/proc/net/tcp*"), _sub_dict),

@@ -12,6 +12,8 @@ where the figure has one (so a changed threshold moves the line), otherwise as a
 (dashed, named in the description). Panel descriptions name the guide row and cite its document by title and
 section/table (docs/sources.md lists them). `grafana/dashboard-linter lint --strict` reports nothing on the output;
 the exclusions it needs are written to dashboards/.lint with their reasons (tests/alerting/test_dashboards.py runs it).
+The status tables' value mappings show the codes and words the systems declare (exporter/systems/ibmmq/model.py and
+states.py, exporter/systems/hpom/parse.py), so that this file spells no status code of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +24,20 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
+
+HERE = Path(__file__).resolve().parent
+# the exporter beside this file, whose declared status codes and words the value mappings show
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+from exporter.systems.hpom.parse import PROCESS_STATE_WORDS  # noqa: E402
+from exporter.systems.ibmmq.model import (  # noqa: E402
+    CHANNEL_STATUS_CODES,
+    CHANNEL_STATUS_SQUASH_CODES,
+    SERVICE_STATUS_CODES,
+)
+from exporter.systems.ibmmq.states import STATUS_WORDS as QMGR_STATUS_WORDS  # noqa: E402
 
 with warnings.catch_warnings():
     # The v1 dashboard builder warns at import time that dashboardv2 is preferred; v1 is what Grafana's
@@ -37,7 +52,6 @@ with warnings.catch_warnings():
     from grafana_foundation_sdk.models import dashboard as dm
     from grafana_foundation_sdk.models import prometheus as prom_models
 
-HERE = Path(__file__).resolve().parent
 GUIDE = "docs/sources.md"
 # The source documents, cited by title (docs/sources.md gives publisher, version and date).
 DOC_HPOM = "HP Operations Manager for UNIX 8.21/8.30 Performance Guide"
@@ -61,52 +75,37 @@ UP_MAPPING = dm.ValueMap(options={
     "0": dm.ValueMappingResult(text="not running / no", color="red", index=0),
     "1": dm.ValueMappingResult(text="running / yes", color="green", index=1),
 })
+
+
+def status_mapping(words: Mapping[int, str], colors: Mapping[int, str]) -> dm.ValueMap:
+    """The value mapping of a status metric: each code (in order) with the word its system declares for it
+    (exporter/systems/...) and a colour of this dashboard."""
+    return dm.ValueMap(options={str(code): dm.ValueMappingResult(text=words[code], color=colors[code], index=index)
+                                for index, code in enumerate(sorted(words))})
+
+
+def code_words(codes: Mapping[str, int]) -> dict[int, str]:
+    """An MQ status table (word -> code, exporter/systems/ibmmq/model.py) as code -> word in lower case."""
+    return {code: word.lower() for word, code in codes.items()}
+
+
 # middleware_hpom_server_process_up: 0 down, 1 running, 2 in transition, 3 stopped on purpose (expected_stopped).
-HPOM_PROCESS_MAPPING = dm.ValueMap(options={
-    "0": dm.ValueMappingResult(text="down", color="red", index=0),
-    "1": dm.ValueMappingResult(text="running", color="green", index=1),
-    "2": dm.ValueMappingResult(text="starting / stopping", color="yellow", index=2),
-    "3": dm.ValueMappingResult(text="stopped on purpose", color="blue", index=3),
-})
+HPOM_PROCESS_MAPPING = status_mapping(PROCESS_STATE_WORDS, {0: "red", 1: "green", 2: "yellow", 3: "blue"})
 FOLLOWS_MAPPING = dm.ValueMap(options={
     "0": dm.ValueMappingResult(text="does not follow the guide", color="orange", index=0),
     "1": dm.ValueMappingResult(text="follows the guide", color="green", index=1),
 })
-QMGR_MAPPING = dm.ValueMap(options={
-    "0": dm.ValueMappingResult(text="ended / unreachable", color="red", index=0),
-    "1": dm.ValueMappingResult(text="starting", color="yellow", index=1),
-    "2": dm.ValueMappingResult(text="running", color="green", index=2),
-    "3": dm.ValueMappingResult(text="quiescing", color="orange", index=3),
-    "4": dm.ValueMappingResult(text="standby", color="blue", index=4),
-})
+# ibmmq_qmgr_status (MQQMSTA codes, 0 not available).
+QMGR_MAPPING = status_mapping(QMGR_STATUS_WORDS, {0: "red", 1: "yellow", 2: "green", 3: "orange", 4: "blue"})
 # ibmmq_channel_status (MQCHS codes).
-CHANNEL_STATUS_MAPPING = dm.ValueMap(options={
-    "0": dm.ValueMappingResult(text="inactive", color="text", index=0),
-    "1": dm.ValueMappingResult(text="binding", color="yellow", index=1),
-    "2": dm.ValueMappingResult(text="starting", color="yellow", index=2),
-    "3": dm.ValueMappingResult(text="running", color="green", index=3),
-    "4": dm.ValueMappingResult(text="stopping", color="yellow", index=4),
-    "5": dm.ValueMappingResult(text="retrying", color="orange", index=5),
-    "6": dm.ValueMappingResult(text="stopped", color="red", index=6),
-    "7": dm.ValueMappingResult(text="requesting", color="yellow", index=7),
-    "8": dm.ValueMappingResult(text="paused", color="orange", index=8),
-    "9": dm.ValueMappingResult(text="disconnected", color="orange", index=9),
-    "13": dm.ValueMappingResult(text="initializing", color="yellow", index=10),
-    "14": dm.ValueMappingResult(text="switching", color="yellow", index=11),
-})
+CHANNEL_STATUS_MAPPING = status_mapping(code_words(CHANNEL_STATUS_CODES), {
+    0: "text", 1: "yellow", 2: "yellow", 3: "green", 4: "yellow", 5: "orange", 6: "red", 7: "yellow", 8: "orange",
+    9: "orange", 13: "yellow", 14: "yellow"})
 # ibmmq_qmgr_command_server_status / _channel_initiator_status (MQSVC_STATUS).
-SERVICE_MAPPING = dm.ValueMap(options={
-    "0": dm.ValueMappingResult(text="stopped", color="red", index=0),
-    "1": dm.ValueMappingResult(text="starting", color="yellow", index=1),
-    "2": dm.ValueMappingResult(text="running", color="green", index=2),
-    "3": dm.ValueMappingResult(text="stopping", color="orange", index=3),
-    "4": dm.ValueMappingResult(text="retrying", color="orange", index=4),
-})
-CHANNEL_MAPPING = dm.ValueMap(options={
-    "0": dm.ValueMappingResult(text="stopped", color="red", index=0),
-    "1": dm.ValueMappingResult(text="transitioning", color="yellow", index=1),
-    "2": dm.ValueMappingResult(text="running", color="green", index=2),
-})
+SERVICE_MAPPING = status_mapping(code_words(SERVICE_STATUS_CODES),
+                                 {0: "red", 1: "yellow", 2: "green", 3: "orange", 4: "orange"})
+# ibmmq_channel_status_squash.
+CHANNEL_MAPPING = status_mapping(code_words(CHANNEL_STATUS_SQUASH_CODES), {0: "red", 1: "yellow", 2: "green"})
 
 
 def ref(threshold: str, legend: str, expr: str = "{}") -> tuple[str, str]:

@@ -37,7 +37,7 @@ SYSTEMS: tuple[tuple[str, str, str, bool], ...] = (
     ("process", "settings:ProcessSettings", "collector:ProcessCollector", ON),
     ("hpom", "settings:HpomSettings", "collector:HpomCollector", OFF),
     ("oracle", "settings:OracleCollectorSettings", "collector:OracleCollector", OFF),
-    ("ibmmq", "collector:IbmmqSettings", "collector:IbmmqCollector", OFF),
+    ("ibmmq", "settings:IbmmqSettings", "collector:IbmmqCollector", OFF),
     ("vhi", "settings:VhiSettings", "collector:VhiCollector", OFF),
     ("domino", "settings:DominoSettings", "collector:DominoCollector", OFF),
     ("certificates", "settings:CertificatesSettings", "collector:CertificatesCollector", OFF),

@@ -397,7 +397,8 @@ def test_oracle_unknowns_without_a_database_or_a_session():
 
 def test_mq_io_same_disk_deviates_separate_disks_follow(tmp_path):
     from exporter.core.collector import Context
-    from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+    from exporter.systems.ibmmq.collector import IbmmqCollector
+    from exporter.systems.ibmmq.settings import IbmmqSettings
 
     from ..support import collect
 

@@ -14,7 +14,8 @@ from exporter.core.collector import Collector, Context
 from exporter.core.metrics import MetricSpec
 from exporter.core.scheduler import Scheduler
 from exporter.core.settings import CollectorSettings
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 
 from ..systems.hpom.test_hpom import fake_oracledb, hpom_server  # noqa: F401 - the HPOM fixtures, reused
 

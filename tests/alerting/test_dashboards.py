@@ -393,6 +393,29 @@ def test_required_panels_present(dashboards):
         assert needle in exp, needle
 
 
+def test_status_mappings_are_the_codes_the_systems_declare(dashboards):
+    """The status tables' value mappings are made from the codes and words the systems declare (ibmmq/model.py,
+    ibmmq/states.py, hpom/parse.py): every value the collectors emit has its word, and the rendered dashboards show
+    those words."""
+    from exporter.systems.hpom.parse import PROCESS_STATE_WORDS
+    from exporter.systems.ibmmq.model import CHANNEL_STATUS_CODES, SERVICE_STATUS_CODES, channel_status_squash
+    from exporter.systems.ibmmq.states import STATES, STATUS_WORDS
+
+    def words(mapping) -> dict[str, str]:
+        return {code: result.text for code, result in mapping.options.items()}
+
+    assert set(words(build.QMGR_MAPPING)) == {str(state.status) for state in STATES.values()}
+    assert words(build.QMGR_MAPPING) == {str(code): word for code, word in STATUS_WORDS.items()}
+    assert words(build.CHANNEL_STATUS_MAPPING) == {str(code): word.lower() for word, code in
+                                                   CHANNEL_STATUS_CODES.items()}
+    squashed = {str(channel_status_squash(word)) for word in [*CHANNEL_STATUS_CODES, "NOT A STATUS"]}
+    assert set(words(build.CHANNEL_MAPPING)) == squashed == {"0", "1", "2"}
+    assert words(build.SERVICE_MAPPING) == {str(code): word.lower() for word, code in SERVICE_STATUS_CODES.items()}
+    assert words(build.HPOM_PROCESS_MAPPING) == {str(code): word for code, word in PROCESS_STATE_WORDS.items()}
+    rendered = json.dumps(dashboards["middleware-ibmmq"])
+    assert all(f'"text": "{word.lower()}"' in rendered for word in CHANNEL_STATUS_CODES)
+
+
 def test_file_system_prediction_is_the_alerts():
     """The space panel's prediction uses the alerts' window and horizons (mixin/config.libsonnet), so a line below 0
     is what MiddlewareFilesystemSpaceFillingUp sees."""

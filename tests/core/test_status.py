@@ -78,7 +78,8 @@ def test_unreachable_database_over_ten_runs_logs_one_line(caplog, monkeypatch):
     """python-oracledb (thin) against a closed port: a new CONNECTION_ID and a longer back-off on every attempt, a
     countdown in between; all of it is one cause."""
     _real_oracledb(monkeypatch)
-    from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
+    from exporter.systems.oracle.collector import OracleCollector
+    from exporter.systems.oracle.settings import OracleCollectorSettings
 
     settings = OracleCollectorSettings.model_validate({"enabled": True, "interval": 60, "timeout": 20, "databases": [
         {"name": "db1", "dsn": f"127.0.0.1:{_closed_port()}/orcl", "user": "monitor", "password": "not-used-pw",

@@ -29,7 +29,8 @@ from exporter.systems.host.parse import (
     parse_net_dev,
     parse_stat,
 )
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.process.collector import ProcessCollector
 from exporter.systems.vhi.collector import VhiCollector
 from exporter.systems.vhi.settings import VhiSettings
@@ -382,10 +383,10 @@ def test_psutil_walk_turns_undecodable_names_into_replacement_characters(tmp_pat
 
 def test_one_mount_table_reader_for_every_system():
     from exporter.systems.filesystem import parse as fs_parse
-    from exporter.systems.oracle import parse as oracle_parse
+    from exporter.systems.oracle import checks as oracle_checks
 
-    assert fs_parse.parse_mounts is oracle_parse.parse_mounts is procfs.parse_mounts
-    assert fs_parse.Mount is oracle_parse.Mount is procfs.Mount
+    assert fs_parse.parse_mounts is procfs.parse_mounts
+    assert fs_parse.Mount is oracle_checks.Mount is procfs.Mount
     # INVENTED lines: escapes of space, tab, backslash and newline; a short line skipped
     text = "/dev/sdb1 /u03/arch\\040log\\011x xfs rw 0 0\nsrv:/a\\134b /m\\012n nfs ro 0 0\nshort line\n"
     assert procfs.parse_mounts(text) == [procfs.Mount("/dev/sdb1", "/u03/arch log\tx", "xfs", "rw"),

@@ -17,7 +17,8 @@ from pathlib import Path
 from exporter.core.collector import Context
 from exporter.systems.domino.collector import DominoCollector
 from exporter.systems.domino.settings import DominoSettings
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 
 from ..support import REPO, collect

@@ -20,7 +20,8 @@ from exporter.machine.remote import UnsafeArgument, check_remote_arguments, pref
 from exporter.machine.runner import run_command
 from exporter.systems.domino.collector import DominoCollector
 from exporter.systems.domino.settings import DominoSettings
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 
 from ..sshd import LoopbackSshd

@@ -98,7 +98,7 @@ def _redo(snap: Snapshot, db: str, min_groups: int, min_bytes: float) -> tuple[s
 def _oracle_settings(snap: Snapshot) -> object:
     guide = snap.setting("collectors", "oracle", "guide")
     if guide is None:
-        from ...systems.oracle.checks import GuideThresholds
+        from ...systems.oracle.settings import GuideThresholds
 
         guide = GuideThresholds()
     return guide

@@ -18,25 +18,36 @@ from importlib import resources
 from typing import TYPE_CHECKING, Callable
 
 from ...core.collector import Collector, Context
-from ...core.metrics import NAMESPACE, ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.sources import Source, SourceMetrics, SourceSet
+from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
+from ...core.sources import Source, SourceSet
 from ...core.targets import local_target
 from ...machine.deadline import BoundedCall, Overdue
 from ...machine.remote import prefixed, program_available, target_labels
 from ...machine.runner import CommandError, CommandResult, run_command
 from ...machine.textlines import first_line
 from ..oracle.client import OracleClient, OracleSettings
+from . import DESCRIPTION, NAME
 from .checks import evaluate, require_queries, watched
-from .settings import (  # noqa: F401 (moved; re-exported)
-    _COLUMN_NAME,
-    _IDENTIFIER,
-    _TABLE_NAME,
+from .metrics import (
+    DATABASE_BACKOFF,
+    DATABASE_UP,
+    GUI_DISPLAY_QUEUES,
+    QUEUE_ENTRIES,
+    QUEUE_MODIFIED,
+    QUEUE_SIZE,
+    SERVER_PROCESS_UP,
+    SERVICE_LOAD_ON_DEMAND,
+    SOURCE_METRICS,
+    SPECS,
+    VARIABLE_FOLLOWS_GUIDE,
+    VARIABLE_INFO,
+    VARIABLE_VALUE,
+    P,
+)
+from .settings import (
     _TRUE_WORDS,
     DEFAULT_CMA_COLUMN,
     DEFAULT_CMA_TABLE,
-    DEFAULT_EXPECTED_STOPPED,
-    DEFAULT_QUEUE_DIR,
-    DESCRIPTION,
     PLACEHOLDER_SERVICE_CHILD,
     PLACEHOLDER_SERVICE_PARENT,
     PLACEHOLDER_SERVICE_TABLE,
@@ -49,64 +60,13 @@ if TYPE_CHECKING:
     from ..oracle.querymetrics import QuerySpec
     from .parse import ProcessStatus
 
-P = f"{NAMESPACE}_hpom"
 # A queue file's name as it may reach queue_count_command's {queue} and {path}: HPOM's own (msgagtq, opcmsgm,
 # dispq3, ...) and any site-tool file name, never one that starts like an option or carries shell syntax.
 _COMMAND_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+@%,:=][A-Za-z0-9_.+@%,:=-]*$")
 
 
-QUEUE_SIZE = MetricSpec(f"{P}_queue_size_bytes", "gauge",
-                        "Size of a server queue file (msgmgrq, actreqq, dispq<N>, ...).", ("queue",),
-                        "HPOM-QUEUE: deriv()/predict_linear() for growth and drain time")
-QUEUE_MODIFIED = MetricSpec(f"{P}_queue_modified_timestamp_seconds", "gauge",
-                            "Last modification of a server queue file (Unix time).", ("queue",), "age: time() - this")
-QUEUE_ENTRIES = MetricSpec(f"{P}_queue_entries", "gauge",
-                           "Entries in a queue file, from the site's queue_count_command.", ("queue",),
-                           "HPOM-QUEUE (the guide's storm figures are in entries)")
-GUI_DISPLAY_QUEUES = MetricSpec(f"{P}_gui_display_queues", "gauge", "dispq<N> files: one per running GUI session.",
-                                (), "HPOM-GUI, HPOM-MEM")
-SERVER_PROCESS_UP = MetricSpec(f"{P}_server_process_up", "gauge",
-                               "1 if opcsv/ovc report the process running, 0 if it is down (stopped, aborted, any "
-                               "other state), 2 while it is in transition (Starting, Stopping, ...), 3 if it is "
-                               "not running and listed in expected_stopped (a name listed twice takes its worst "
-                               "entry).", ("source", "process"),
-                               "== 0: a server process down; == 2 for long: stuck starting or stopping")
-VARIABLE_INFO = MetricSpec(f"{P}_server_variable_info", "info",
-                           "A server configuration variable: its value, whether it is set or the documented "
-                           "default, and what the guide recommends.", ("variable",))
-VARIABLE_VALUE = MetricSpec(f"{P}_server_variable_value", "gauge",
-                            "Numeric value of a server configuration variable (set or default).", ("variable",),
-                            "HPOM-VAR-*")
-VARIABLE_FOLLOWS_GUIDE = MetricSpec(f"{P}_server_variable_follows_guide", "gauge",
-                                    "1 if the variable's value (set or default) follows the guide's Table 1 "
-                                    "recommendation, 0 if not.", ("variable",), "HPOM-VAR-* advice")
-MSI_PROGRAM_PROCESSES = MetricSpec(f"{P}_msi_program_processes", "gauge", "Processes of a configured MSI program.",
-                                   ("program",))
-MSI_PROGRAMS_RUNNING = MetricSpec(f"{P}_msi_programs_running", "gauge",
-                                  "Configured MSI programs with at least one process.", (),
-                                  "HPOM-MSI: more than 5 slow processing")
-DATABASE_UP = MetricSpec(f"{P}_database_up", "gauge",
-                         "1 if a session to the HPOM database could be had in the last attempt.")
-SERVICE_LOAD_ON_DEMAND = MetricSpec(f"{P}_service_load_on_demand", "gauge",
-                                    "1 if Service Load on Demand is on, 0 if off (from service_load_on_demand_"
-                                    "variable, else the service_load_on_demand setting; absent when unknown).", (),
-                                    "HPOM-SLOD: deep service trees need it")
-DATABASE_BACKOFF = MetricSpec(f"{P}_database_backoff_seconds", "gauge",
-                              "Seconds until the next connection attempt after a failure (a rejected login waits "
-                              "longer so as not to lock the account).")
-
-SOURCE_METRICS = SourceMetrics.declare(
-    P, "1 if the source is installed/configured here (queue directory, binary, database), 0 if it is skipped.")
-BASE_SPECS = [
-    *SOURCE_METRICS.specs(),
-    QUEUE_SIZE, QUEUE_MODIFIED, QUEUE_ENTRIES, GUI_DISPLAY_QUEUES, SERVER_PROCESS_UP,
-    VARIABLE_INFO, VARIABLE_VALUE, VARIABLE_FOLLOWS_GUIDE, MSI_PROGRAM_PROCESSES, MSI_PROGRAMS_RUNNING,
-    SERVICE_LOAD_ON_DEMAND, DATABASE_UP, DATABASE_BACKOFF,
-]
-
-
 class HpomCollector(Collector):
-    name = "hpom"
+    name = NAME
     description = DESCRIPTION
     Settings = HpomSettings
 
@@ -152,7 +112,7 @@ class HpomCollector(Collector):
         return HpomSettings(database=OracleSettings(dsn="db:1521/openview", user="opc_monitor", password="-"))
 
     def specs(self) -> list[MetricSpec]:
-        specs = list(BASE_SPECS)
+        specs = list(SPECS)
         if self.queries is not None:
             specs += self.queries.specs()
         return specs

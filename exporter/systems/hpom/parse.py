@@ -40,6 +40,9 @@ PROCESS_DOWN = 0  # stopped, aborted, not running, or a state word not known to 
 PROCESS_RUNNING = 1
 PROCESS_TRANSITIONAL = 2  # Starting, Stopping, Restarting, Aborting, Initializing
 PROCESS_STOPPED_AS_EXPECTED = 3  # not running, and listed as a component that is stopped on purpose
+# Those values in words, as the dashboards show them (dashboards/build.py reads this table).
+PROCESS_STATE_WORDS = {PROCESS_DOWN: "down", PROCESS_RUNNING: "running", PROCESS_TRANSITIONAL: "starting / stopping",
+                       PROCESS_STOPPED_AS_EXPECTED: "stopped on purpose"}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from ...core.settings import CollectorSettings, Duration, check_regex
 from ...core.sources import check_command_timeout
 from ...machine.remote import RemoteCommands, check_remote_arguments
 from ..oracle.client import OracleSettings
-from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 
 DEFAULT_QUEUE_DIR = "/var/opt/OV/share/tmp/OpC/mgmt_sv"
 DEFAULT_COUNT_PATTERN = r"(?P<count>\d+)"

@@ -14,22 +14,79 @@ import re
 import time
 from collections import Counter
 from datetime import datetime
-from typing import Literal
-
-from pydantic import Field, field_validator, model_validator
 
 from ...core.collector import Collector, Context
-from ...core.config import StaticLabelMap, labels_field
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
-from ...core.secrets import PasswordSettings, SecretUnavailable
-from ...core.settings import CollectorSettings, Duration
-from ...machine.remote import check_remote_arguments
+from ...core.secrets import SecretUnavailable
 from . import DESCRIPTION, NAME
+from .metrics import (
+    BACKEND_DURATION,
+    BACKEND_SUCCESS,
+    CH,
+    CHANNEL_COUNTER_FIELDS,
+    CHANNEL_COUNTERS,
+    CHANNEL_CUR_INST,
+    CHANNEL_INDOUBT,
+    CHANNEL_MAX_INST,
+    CHANNEL_MAX_INSTC,
+    CHANNEL_PAIRS,
+    CHANNEL_RETRIES,
+    CHANNEL_SHARING,
+    CHANNEL_START_EPOCH,
+    CHANNEL_STATUS,
+    CHANNEL_STATUS_SQUASH,
+    CHANNEL_SUBSTATE,
+    CHANNEL_TIME_SINCE_MSG,
+    CHANNELS_EXCLUDED,
+    FILE_SYSTEM_INFO,
+    QMGR_CHINIT,
+    QMGR_CMDSERV,
+    QMGR_CONNECTIONS,
+    QMGR_FS_SIZES,
+    QMGR_GETS,
+    QMGR_HA_ROLE,
+    QMGR_INFO,
+    QMGR_LOG_EXTENTS,
+    QMGR_LOG_SIZES,
+    QMGR_LOG_START,
+    QMGR_MAX_HANDLES,
+    QMGR_PERCENTS,
+    QMGR_PUTS,
+    QMGR_START,
+    QMGR_STATUS,
+    QMGR_UPTIME,
+    QUEUE_DEPTH,
+    QUEUE_DEPTH_RATIO,
+    QUEUE_FILE_MAX_SIZE,
+    QUEUE_FILE_SIZE,
+    QUEUE_GETS,
+    QUEUE_INPUT_HANDLES,
+    QUEUE_MAX_DEPTH,
+    QUEUE_MONITORING,
+    QUEUE_OLDEST_MESSAGE_AGE,
+    QUEUE_OUTPUT_HANDLES,
+    QUEUE_PUTS,
+    QUEUE_QTIME_LONG,
+    QUEUE_QTIME_SHORT,
+    QUEUE_TIME_SINCE_GET,
+    QUEUE_TIME_SINCE_PUT,
+    QUEUE_UNCOMMITTED,
+    QUEUE_USAGE,
+    QUEUES,
+    QUEUES_EXCLUDED,
+    SPECS,
+    STATS_DROPPED,
+    STATS_DURATION,
+    STATS_HANDLES_CAP,
+    STATS_NOT_SUBSCRIBED,
+    STATS_PUBLICATIONS,
+    STATS_SUBSCRIPTIONS,
+    STATS_SUCCESS,
+)
 from .model import (
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
-    OBJECT_NAME_PATTERN,
     SERVICE_STATUS_CODES,
     Backend,
     BackendError,
@@ -42,399 +99,8 @@ from .model import (
     channel_status_squash,
     channel_type_word,
 )
+from .settings import IbmmqSettings, QueueManagerEntry
 from .states import ROLES, qmgr_state
-
-
-class QueueManagerEntry(PasswordSettings):
-    name: str = Field(..., pattern=OBJECT_NAME_PATTERN, description="Queue manager name (the `qmgr` label).")
-    labels: StaticLabelMap = labels_field("Labels added to every series of this queue manager (those with its "
-                                          "`qmgr` label), e.g. env: prod, app: payments (docs/configuration.md).")
-    backend: Literal["rest", "pcf", "runmqsc"] = Field("rest", description="How to read it.")
-    timeout: Duration = Field(10.0, description="Timeout of each request or command, seconds.")
-    include: list[str] = Field(default_factory=lambda: ["*"], description="Queue name patterns to report (glob; "
-                               "a `!` in front excludes, as in mq_prometheus's monitoredQueues; also a comma list).")
-    exclude: list[str] = Field(default_factory=lambda: ["SYSTEM.*", "AMQ.*"],
-                               description="Queue name patterns to leave out (glob; an exclusion always wins).")
-    channels_include: list[str] = Field(
-        default_factory=lambda: ["*"], description="Channel name patterns to report (glob; `!` in front excludes; "
-                                                   "also a comma list such as 'APP.*,!APP.TEST*').")
-    channels_exclude: list[str] = Field(
-        default_factory=lambda: ["SYSTEM.*", "AMQ.*"],
-        description="Channel name patterns to leave out (glob; an exclusion always wins): the SYSTEM.DEF.* and "
-                    "SYSTEM.AUTO.* channels by default.")
-    show_inactive_channels: bool = Field(
-        True, description="Report every defined channel (DISPLAY CHANNEL) without a status record as status 0 "
-                          "(INACTIVE); client-connection (CLNTCONN) definitions never have one and are left out. "
-                          "mq_prometheus's showInactiveChannels, which is off by default there.")
-    channel_jobname_label: bool = Field(
-        False, description="Fill the `jobname` label of the channel series (the MCA job: one series per client "
-                           "connection of a SVRCONN channel, hence off: the label stays empty).")
-    time_zone: str | None = Field(
-        None, description="The queue manager's time zone (IANA name, e.g. Europe/Berlin): the dates it prints "
-                          "(last put/get, last message, start) are its local time. Default: the exporter's own.")
-    # rest
-    url: str | None = Field(None, description="rest: mqweb base URL, e.g. https://mqhost:9443.")
-    api_version: Literal["v1", "v2", "v3"] = Field("v2", description="rest: REST API version (v2/v3 use MQSC JSON).")
-    username: str | None = Field(None, description="rest/pcf: user.")
-    client_cert: str | None = Field(None, description="rest: client certificate (PEM) instead of a password.")
-    client_key: str | None = Field(None, description="rest: key of the client certificate.")
-    ca_file: str | None = Field(None, description="rest: CA bundle for mqweb's certificate.")
-    verify_tls: bool = Field(True, description="rest: verify mqweb's certificate (leave on).")
-    # pcf
-    channel: str | None = Field(None, description="pcf: SVRCONN channel, e.g. MONITOR.SVRCONN.")
-    conn_name: str | None = Field(None, description="pcf: CONNAME, e.g. mqhost(1414).")
-    ccdt: str | None = Field(None, description="pcf: path or URL (file, http, https, ftp) of a JSON or binary CCDT "
-                                               "naming the channel, its CONNAME and cipher, instead of channel/"
-                                               "conn_name (MQCCDTURL).")
-    key_repository: str | None = Field(None, description="pcf TLS: the client's key database without .kdb, e.g. "
-                                                         "/etc/mq/key (key.kdb and its stash key.sth; MQSSLKEYR).")
-    cipher_spec: str | None = Field(None, description="pcf TLS: the channel's SSLCIPH, e.g. "
-                                                      "ANY_TLS13_OR_HIGHER (needs key_repository; not with ccdt).")
-    certificate_label: str | None = Field(None, description="pcf TLS: label of the client certificate in the key "
-                                                            "repository (default ibmwebspheremq<user>).")
-    # runmqsc
-    runmqsc: str = Field("/opt/mqm/bin/runmqsc", description="runmqsc: the runmqsc binary.")
-    dspmq: str = Field("/opt/mqm/bin/dspmq", description="runmqsc: the dspmq binary.")
-    command_prefix: list[str] = Field(
-        default_factory=list,
-        description="runmqsc: put in front of dspmq, runmqsc and amqsrua, e.g. [ssh, -o, BatchMode=yes, mqhost1], "
-                    "to read a queue manager on another host (its `qmgr` label identifies it; docs/deploy-server.md).")
-    # put/get counts
-    statistics: Literal["publications", "reset_qstats", "off"] = Field(
-        "publications",
-        description="pcf/runmqsc: where put/get counts come from. publications: the queue manager's resource-"
-                    "statistics topics (STATMQI, STATQ; MQ 9.0+), through the back-end's own non-durable "
-                    "subscriptions (pcf) or amqsrua (runmqsc); other readers lose nothing. reset_qstats (pcf only): "
-                    "RESET QSTATS per queue, DESTRUCTIVE: it clears the counters for every other tool reading them. "
-                    "rest: mqweb offers neither, the counters are absent.")
-    statistics_max_queues: int = Field(
-        50, ge=0, le=1000, description="pcf/runmqsc: at most this many queues (after include/exclude, by name) get "
-                                       "per-queue counts: two STATQ subscriptions (two object handles, mind MAXHANDS) "
-                                       "each; amqsrua takes 49 at most.")
-    monitor_interval: Duration = Field(
-        10.0, description="pcf/runmqsc: the queue manager's MONINT, seconds between its statistics publications "
-                          "(10 by default; ALTER QMGR MONINT).")
-    amqsrua: str = Field("/opt/mqm/samp/bin/amqsrua",
-                         description="runmqsc: IBM's amqsrua sample (put/get counts); not installed here: no counts.")
-    # MQ-IO: where the queue manager keeps its queue files and its log, when it runs on this host
-    data_path: str | None = Field(None, description="The queue manager's data directory on this host (qm.ini "
-                                                    "DataPath, e.g. /var/mqm/qmgrs/QM1): with log_path, the disks "
-                                                    "holding them (MQ-IO advice); leave unset for a remote one.")
-    log_path: str | None = Field(None, description="The queue manager's log directory on this host (qm.ini Log "
-                                                   "stanza LogPath, e.g. /var/mqm/log/QM1).")
-
-    @field_validator("include", "exclude", "channels_include", "channels_exclude", mode="before")
-    @classmethod
-    def _comma_list(cls, value: object) -> object:
-        # mq_prometheus writes its patterns as one comma list ("APP.*,!APP.TEST*")
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("time_zone")
-    @classmethod
-    def _zone(cls, value: str | None) -> str | None:
-        if value is not None:
-            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(f"unknown time zone {value!r} (an IANA name such as Europe/Berlin)") from None
-        return value
-
-    @model_validator(mode="after")
-    def _backend_settings(self) -> QueueManagerEntry:
-        if self.backend == "rest" and not self.url:
-            raise ValueError(f"queue manager {self.name}: the rest back-end needs url")
-        if self.backend == "pcf" and not (self.channel and self.conn_name) and not self.ccdt:
-            raise ValueError(f"queue manager {self.name}: the pcf back-end needs channel and conn_name (or ccdt)")
-        if self.backend == "runmqsc":
-            check_remote_arguments(self.command_prefix, {"runmqsc": self.runmqsc, "dspmq": self.dspmq,
-                                                         "amqsrua": self.amqsrua})
-        tls = {k: v for k in ("ccdt", "key_repository", "cipher_spec", "certificate_label")
-               if (v := getattr(self, k)) is not None}
-        if tls and self.backend != "pcf":
-            raise ValueError(f"queue manager {self.name}: {', '.join(tls)}: pcf back-end only (rest: ca_file, "
-                             "client_cert)")
-        if tls:
-            from .pcf import tls_settings  # only where PCF over TLS is configured
-
-            try:
-                tls_settings(self.ccdt, self.key_repository, self.cipher_spec, self.certificate_label,
-                             self.channel, self.conn_name)
-            except ValueError as exc:
-                raise ValueError(f"queue manager {self.name}: {exc}") from None
-        if self.statistics == "reset_qstats" and self.backend != "pcf":
-            raise ValueError(f"queue manager {self.name}: statistics reset_qstats needs the pcf back-end (RESET "
-                             "QSTATS is a PCF command on distributed platforms)")
-        return self
-
-
-class IbmmqSettings(CollectorSettings):
-    enabled: bool = Field(False, description="Run this collector.")
-    interval: Duration = Field(30.0, description="Seconds between collections.")
-    timeout: Duration = Field(25.0, description="Seconds before a collection counts as failed.")
-    max_series: int = Field(200000, ge=1, description="A collection producing more series than this is refused "
-                                                      "(a queue gives up to 15 with queue monitoring on: "
-                                                      "10,000 queues about 150,000).")
-    queue_managers: list[QueueManagerEntry] = Field(default_factory=list, description="The queue managers to read.")
-
-    @model_validator(mode="after")
-    def _unique(self) -> IbmmqSettings:
-        names = [q.name for q in self.queue_managers]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"queue manager names must be unique: {dupes}")
-        if self.enabled and not self.queue_managers:
-            raise ValueError("enabled, but no queue_managers are configured")
-        return self
-
-
-Q = ("qmgr", "queue")
-# mq_prometheus's channel labels we have (its platform, description and sslciph are left out: description and
-# sslciph change the series when edited; jobname stays empty unless channel_jobname_label is set)
-CH = ("qmgr", "channel", "type", "connname", "rqmname", "jobname")
-BK = ("qmgr", "backend")
-MQP = "mq_prometheus: same name"  # where a name comes from (docs/metrics.md); ours are middleware_ibmmq_*
-MQPC = "mq_prometheus: "  # + its name, for counters (its Go client writes them without _total)
-
-QMGR_STATUS = MetricSpec(
-    "ibmmq_qmgr_status", "gauge", "Queue manager status (MQQMSTA: 1 starting, 2 running, 3 quiescing, "
-    "4 standby; 0 ended or unreachable).", ("qmgr",),
-    MQP + "; 4 also for healthy standbys: running as standby, running elsewhere, Native HA replica")
-QMGR_HA_ROLE = MetricSpec(
-    "middleware_ibmmq_qmgr_ha_role", "gauge", "High-availability role of the queue manager's instance as this "
-    "exporter sees it: 1 for the current role (active, standby, replica, none, unknown), 0 for the others.",
-    ("qmgr", "role"), 'no active instance of a pair: sum by (qmgr) (...{role="active"}) == 0')
-QUEUE_DEPTH = MetricSpec(
-    "ibmmq_queue_depth", "gauge", "Messages on the queue (CURDEPTH).", Q,
-    MQP + "; MQ-DEPTH: the report held the input queue at 100; deriv() > 0 is growth")
-QUEUE_MAX_DEPTH = MetricSpec("ibmmq_queue_attribute_max_depth", "gauge", "Maximum depth of the queue (MAXDEPTH).", Q,
-                             MQP)
-QUEUE_DEPTH_RATIO = MetricSpec(
-    "ibmmq_queue_depth_ratio", "gauge", "Depth as a share of the maximum depth (0-1).", Q,
-    "MQ-DEPTH: alert over e.g. 0.8")
-QUEUE_OLDEST_MESSAGE_AGE = MetricSpec(
-    "ibmmq_queue_oldest_message_age", "gauge", "Age of the oldest message in seconds (MSGAGE; needs queue "
-    "monitoring, MONQ; absent where it is off, where mq_prometheus reports 0).", Q, MQP)
-QUEUE_INPUT_HANDLES = MetricSpec(
-    "ibmmq_queue_input_handles", "gauge", "Handles open for input (IPPROCS): the consumers.", Q, MQP)
-QUEUE_OUTPUT_HANDLES = MetricSpec(
-    "ibmmq_queue_output_handles", "gauge", "Handles open for output (OPPROCS): the producers.", Q, MQP)
-# Put/get counts: mq_prometheus's names for the same publication elements, as a Prometheus server stores its
-# counters (OpenMetrics adds _total).
-QMGR_PUTS = MetricSpec(
-    "ibmmq_qmgr_interval_mqput_mqput1_total_count_total", "counter", "Messages put (MQPUT and MQPUT1) on the queue "
-    "manager: STATMQI PUT 'Interval total MQPUT/MQPUT1 count' of its statistics publications, summed since the "
-    "exporter started reading them (pcf, runmqsc).", ("qmgr",),
-    MQPC + "ibmmq_qmgr_interval_mqput_mqput1_total_count; MQ-CPU producers: rate()")
-QMGR_GETS = MetricSpec(
-    "ibmmq_qmgr_interval_destructive_get_total_count_total", "counter", "Messages got (destructive MQGET) on the "
-    "queue manager: STATMQI GET 'Interval total destructive get- count', summed (pcf, runmqsc).", ("qmgr",),
-    MQPC + "ibmmq_qmgr_interval_destructive_get_total_count; MQ-CPU throughput per queue manager (the report's "
-    "msgs/s): rate()")
-QUEUE_PUTS = MetricSpec(
-    "ibmmq_queue_mqput_mqput1_count_total", "counter", "Messages put to the queue: STATQ PUT 'MQPUT/MQPUT1 count' "
-    "(or RESET QSTATS MsgEnqCount where opted in), summed (pcf, runmqsc).", Q,
-    MQPC + "ibmmq_queue_mqput_mqput1_count; MQ-DEPTH enqueue rate: rate()")
-QUEUE_GETS = MetricSpec(
-    "ibmmq_queue_mqget_count_total", "counter", "Messages got from the queue: STATQ GET 'MQGET count' (or RESET "
-    "QSTATS MsgDeqCount), summed (pcf, runmqsc).", Q, MQPC + "ibmmq_queue_mqget_count; MQ-DEPTH dequeue rate: rate()")
-SQ = ("qmgr", "source")
-STATS_SUCCESS = MetricSpec(
-    "middleware_ibmmq_statistics_success", "gauge", "1 if the queue manager's put/get statistics source "
-    "(publications, amqsrua, reset_qstats) was read in the last run; absent where the back-end has none.", SQ)
-STATS_DURATION = MetricSpec(
-    "middleware_ibmmq_statistics_duration_seconds", "gauge", "Time reading the statistics source took in the "
-    "last run.", SQ)
-STATS_PUBLICATIONS = MetricSpec(
-    "middleware_ibmmq_statistics_publications_total", "counter", "Statistics publications (or RESET QSTATS "
-    "answers) counted.", SQ)
-STATS_DROPPED = MetricSpec(
-    "middleware_ibmmq_statistics_publications_dropped_total", "counter", "Statistics publications left out: "
-    "garbage, or an interval too long to be one MONINT.", SQ)
-STATS_SUBSCRIPTIONS = MetricSpec(
-    "middleware_ibmmq_statistics_subscriptions", "gauge", "Statistics subscriptions held (queues reset, for "
-    "reset_qstats).", SQ)
-STATS_NOT_SUBSCRIBED = MetricSpec(
-    "middleware_ibmmq_statistics_queues_not_subscribed", "gauge", "Reported queues without per-queue counts "
-    "(over statistics_max_queues or the MAXHANDS cap).", SQ)
-STATS_HANDLES_CAP = MetricSpec(
-    "middleware_ibmmq_statistics_handles_cap", "gauge", "Queues the queue manager's MAXHANDS leaves room for: the "
-    "statistics subscriptions (one object handle each, two per queue) never take the connection past MAXHANDS; "
-    "absent while MAXHANDS is unknown.", SQ, "below statistics_max_queues: raise MAXHANDS (ALTER QMGR MAXHANDS)")
-CHANNEL_STATUS = MetricSpec(
-    "ibmmq_channel_status", "gauge", "Channel status (MQCHS: 0 inactive, 1 binding, 2 starting, 3 running, "
-    "4 stopping, 5 retrying, 6 stopped, 7 requesting, 8 paused, 9 disconnected, 13 initializing, 14 switching); "
-    "0 also for a defined channel without status (show_inactive_channels).", CH, MQP)
-CHANNEL_STATUS_SQUASH = MetricSpec(
-    "ibmmq_channel_status_squash", "gauge", "Channel status squashed as mq_prometheus does: 0 stopped (inactive, "
-    "disconnected, stopped, paused), 1 transitioning, 2 running.", CH,
-    MQP + "; channel stopped: == 0 unless ibmmq_channel_status == 0 (inactive is normal for idle channels)")
-BACKEND_SUCCESS = MetricSpec(
-    "middleware_ibmmq_backend_success", "gauge", "1 if the queue manager's back-end answered in the last run.",
-    BK)
-BACKEND_DURATION = MetricSpec(
-    "middleware_ibmmq_backend_duration_seconds", "gauge", "Time the back-end took in the last run.", BK)
-QUEUES = MetricSpec("middleware_ibmmq_queues", "gauge", "Queues reported (after include/exclude).", ("qmgr",))
-QUEUES_EXCLUDED = MetricSpec(
-    "middleware_ibmmq_queues_excluded", "gauge", "Queues left out by include/exclude.", ("qmgr",))
-FILE_SYSTEM_INFO = MetricSpec(
-    "middleware_ibmmq_file_system_info", "info", "The disk holding the queue manager's queue files (use=data) or "
-    "log (use=log), from data_path/log_path: the whole disk of a partition, else the device (major:minor without a "
-    "block device, e.g. NFS) in the device label.", ("qmgr", "use"), "MQ-IO: data and log on the same device")
-
-# -- channel status beyond the state (DISPLAY CHSTATUS ALL; mq_prometheus's class `channel`) ------------------------
-CHANNEL_SUBSTATE = MetricSpec(
-    "ibmmq_channel_substate", "gauge", "What the channel's MCA is doing (MQCHSSTATE: 0 other, 100 end of batch, "
-    "200 sending, 300 receiving, 600 heartbeating, 1500 in MQPUT, 1600 in MQGET, ...).", CH, MQP)
-CHANNEL_INDOUBT = MetricSpec(
-    "middleware_ibmmq_channel_indoubt", "gauge", "1 if the channel is in doubt (INDOUBT(YES): a batch sent, its "
-    "confirmation not yet received), 0 if not.", CH, "not in mq_prometheus; in doubt for long: == 1 for 5m")
-CHANNEL_COUNTERS = [
-    (name, MetricSpec(f"ibmmq_channel_{name}_total", "counter", text + " seen since the exporter started (the "
-                      "channel's own count is since the instance started: the exporter adds the difference between "
-                      "two reads; a new instance after the first read adds its whole count).", CH,
-                      MQPC + f"ibmmq_channel_{name} (its Go client adds no _total); rate()"))
-    for name, text in (
-        ("messages", "Messages (MSGS; MQI calls for a SVRCONN)"), ("bytes_sent", "Bytes sent (BYTSSENT)"),
-        ("bytes_rcvd", "Bytes received (BYTSRCVD)"), ("buffers_sent", "Transmission buffers sent (BUFSSENT)"),
-        ("buffers_rcvd", "Transmission buffers received (BUFSRCVD)"), ("batches", "Batches completed (BATCHES)"))]
-CHANNEL_COUNTER_FIELDS = ("messages", "bytes_sent", "bytes_received", "buffers_sent", "buffers_received", "batches")
-CHANNEL_TIME_SINCE_MSG = MetricSpec(
-    "ibmmq_channel_time_since_msg", "gauge", "Seconds since the channel last sent or received a message "
-    "(LSTMSGDA/LSTMSGTI in the queue manager's time zone); absent before the first message (mq_prometheus: 0).",
-    CH, MQP)
-CHANNEL_START_EPOCH = MetricSpec(
-    "ibmmq_channel_start_epoch", "gauge", "When the channel instance started (CHSTADA/CHSTATI), Unix time in "
-    "milliseconds as mq_prometheus gives it.", CH, MQP + "; time() - this / 1000: seconds running")
-CHANNEL_PAIRS = [
-    (field, MetricSpec(name, "gauge", text, CH, MQP)) for field, name, text in (
-        ("xmitq_time_short", "ibmmq_channel_xmitq_time_short", "Time messages waited on the transmission queue, "
-         "short-term average (XQTIME, microseconds; needs channel monitoring, MONCHL)."),
-        ("xmitq_time_long", "ibmmq_channel_xmitq_time_long", "The same, long-term average (microseconds)."),
-        ("network_time_short", "ibmmq_channel_nettime_short", "Network time of a batch confirmation, short-term "
-         "average (NETTIME, microseconds; MONCHL)."),
-        ("network_time_long", "ibmmq_channel_nettime_long", "The same, long-term average (microseconds)."),
-        ("batch_size_short", "ibmmq_channel_batchsz_short", "Messages per batch, short-term average (XBATCHSZ; "
-         "MONCHL)."),
-        ("batch_size_long", "ibmmq_channel_batchsz_long", "The same, long-term average."))]
-CHANNEL_CUR_INST = MetricSpec(
-    "ibmmq_channel_cur_inst", "gauge", "Running instances of the channel (status records with its name), on every "
-    "series of the channel; 0 for an inactive one.", CH,
-    MQP + "; near MAXINST: max by (qmgr,channel) (this) / max by (qmgr,channel) (ibmmq_channel_attribute_max_inst)")
-CHANNEL_MAX_INST = MetricSpec(
-    "ibmmq_channel_attribute_max_inst", "gauge", "The channel's MAXINST (definition; 999999999 by default).", CH, MQP)
-CHANNEL_MAX_INSTC = MetricSpec(
-    "ibmmq_channel_attribute_max_instc", "gauge", "The channel's MAXINSTC: instances per client address.", CH, MQP)
-CHANNEL_SHARING = MetricSpec(
-    "middleware_ibmmq_channel_sharing_conversations", "gauge", "Conversations sharing the channel instance "
-    "(CURSHCNV, SVRCONN).", CH, "not in mq_prometheus")
-CHANNEL_RETRIES = MetricSpec(
-    "middleware_ibmmq_channel_retries_left", "gauge", "Retry attempts left (SHORTRTS, LONGRTS) of a sender-side "
-    "channel, by kind (short, long).", (*CH, "kind"), "not in mq_prometheus; 0 on short: now on the long retries")
-CHANNELS_EXCLUDED = MetricSpec(
-    "middleware_ibmmq_channels_excluded", "gauge", "Channels (by name) left out by channels_include/exclude.",
-    ("qmgr",))
-# -- queue activity (DISPLAY QSTATUS ALL) --------------------------------------------------------------------------
-QUEUE_TIME_SINCE_PUT = MetricSpec(
-    "ibmmq_queue_time_since_put", "gauge", "Seconds since the last put (LPUTDATE/LPUTTIME in the queue manager's "
-    "time zone; needs MONQ); absent when blank (mq_prometheus: 0).", Q, MQP)
-QUEUE_TIME_SINCE_GET = MetricSpec(
-    "ibmmq_queue_time_since_get", "gauge", "Seconds since the last get (LGETDATE/LGETTIME; needs MONQ); absent "
-    "when blank.", Q, MQP + "; not drained: ibmmq_queue_depth > 0 and this > 600 (require monitoring_enabled)")
-QUEUE_QTIME_SHORT = MetricSpec(
-    "ibmmq_queue_qtime_short", "gauge", "Time messages stayed on the queue, short-term average (QTIME, "
-    "microseconds; needs MONQ).", Q, MQP)
-QUEUE_QTIME_LONG = MetricSpec(
-    "ibmmq_queue_qtime_long", "gauge", "The same, long-term average (microseconds).", Q, MQP)
-QUEUE_UNCOMMITTED = MetricSpec(
-    "ibmmq_queue_uncommitted_messages", "gauge", "Uncommitted changes on the queue (UNCOM: a count where MQ gives "
-    "one, else 1 for YES and 0 for NO).", Q, MQP + "; stuck unit of work: > 0 for 30m")
-QUEUE_FILE_SIZE = MetricSpec(
-    "ibmmq_queue_qfile_current_size", "gauge", "Size of the queue file (CURFSIZE, MB as MQ gives it; 9.1.5+).", Q,
-    MQP + "; full: this / ibmmq_queue_qfile_max_size > 0.8")
-QUEUE_FILE_MAX_SIZE = MetricSpec(
-    "ibmmq_queue_qfile_max_size", "gauge", "Largest size the queue file may grow to now (CURMAXFS, MB).", Q, MQP)
-QUEUE_USAGE = MetricSpec(
-    "ibmmq_queue_attribute_usage", "gauge", "Queue usage (MQUS: 0 normal, 1 transmission queue).", Q,
-    MQP + " (there also a `usage` label, here a join); transmission queues: and on(qmgr,queue) (this == 1)")
-QUEUE_MONITORING = MetricSpec(
-    "middleware_ibmmq_queue_monitoring_enabled", "gauge", "1 if queue monitoring is on for the queue (MONQ LOW, "
-    "MEDIUM or HIGH), 0 if off: without it MSGAGE, QTIME and the last put/get are not kept.", Q,
-    "not in mq_prometheus; alerts on the ages require == 1")
-# -- the queue manager (DISPLAY QMSTATUS ALL, DISPLAY QMGR) ----------------------------------------------------------
-QMGR_CONNECTIONS = MetricSpec(
-    "ibmmq_qmgr_connection_count", "gauge", "Connections to the queue manager (CONNS).", ("qmgr",), MQP)
-QMGR_CMDSERV = MetricSpec(
-    "ibmmq_qmgr_command_server_status", "gauge", "Command server status (MQSVC_STATUS: 0 stopped, 1 starting, "
-    "2 running, 3 stopping, 4 retrying).", ("qmgr",), MQP + "; down: != 2")
-QMGR_CHINIT = MetricSpec(
-    "ibmmq_qmgr_channel_initiator_status", "gauge", "Channel initiator status (MQSVC_STATUS, as above).",
-    ("qmgr",), MQP + "; down: != 2")
-QMGR_UPTIME = MetricSpec(
-    "ibmmq_qmgr_uptime", "gauge", "Seconds since the queue manager started (STARTDA/STARTTI in its time zone).",
-    ("qmgr",), MQP)
-QMGR_START = MetricSpec(
-    "middleware_ibmmq_qmgr_start_time_seconds", "gauge", "Unix time when the queue manager started.", ("qmgr",),
-    "not in mq_prometheus (it has the uptime); changes() > 0: restarted")
-QMGR_LOG_START = MetricSpec(
-    "ibmmq_qmgr_log_start_epoch", "gauge", "Date of the oldest log record needed (LOGSTRDA/LOGSTRTI), Unix time in "
-    "milliseconds as mq_prometheus gives it.", ("qmgr",), MQP)
-QMGR_LOG_EXTENTS = [
-    (field, MetricSpec(f"ibmmq_qmgr_log_extent_{kind}", "gauge", f"Number of the {text} log extent (the n of "
-                       "Snnnnnnn.LOG; linear logging).", ("qmgr",), MQP))
-    for field, kind, text in (("log_extent_current", "current", "current (CURRLOG)"),
-                              ("log_extent_media", "media", "oldest for media recovery (MEDIALOG)"),
-                              ("log_extent_restart", "restart", "oldest for restart recovery (RECLOG)"),
-                              ("log_extent_archive", "archive", "newest not yet archived (ARCHLOG)"))]
-QMGR_LOG_SIZES = [
-    (field, MetricSpec(f"ibmmq_qmgr_log_size_{kind}", "gauge", f"{text}, bytes (MB x 2^20 as mq_prometheus).",
-                       ("qmgr",), MQP))
-    for field, kind, text in (("log_size_media_mb", "media", "Log needed for media recovery (MEDIASZ)"),
-                              ("log_size_restart_mb", "restart", "Log needed for restart recovery (RECSZ)"),
-                              ("log_size_archive_mb", "archive", "Log waiting to be archived (ARCHSZ)"),
-                              ("log_size_reusable_mb", "reusable", "Log extents ready for reuse (REUSESZ)"))]
-QMGR_PERCENTS = [
-    (field, MetricSpec(name, "gauge", text, ("qmgr",), "not in mq_prometheus's status path" + note))
-    for field, name, text, note in (
-        ("log_in_use_percent", "middleware_ibmmq_qmgr_log_in_use_percent", "Primary log space in use (LOGINUSE, "
-         "percent).", "; circular log nearly full: > 80"),
-        ("log_utilization_percent", "middleware_ibmmq_qmgr_log_utilization_percent", "Primary log space the "
-         "workload needs (LOGUTIL, percent; over 100: secondary extents in use).", ""),
-        ("log_fs_in_use_percent", "middleware_ibmmq_qmgr_log_file_system_in_use_percent", "Use of the log's file "
-         "system (LOGFSUSE, percent; absent when the log shares the queue manager's file system).", ""),
-        ("qm_fs_in_use_percent", "middleware_ibmmq_qmgr_file_system_in_use_percent", "Use of the queue manager's "
-         "file system (QMFSUSE, percent).", ""))]
-QMGR_FS_SIZES = [
-    (field, MetricSpec(name, "gauge", text, ("qmgr",), "not in mq_prometheus's status path"))
-    for field, name, text in (
-        ("log_fs_size_mb", "middleware_ibmmq_qmgr_log_file_system_size_bytes", "Size of the log's file system "
-         "(LOGFSSZ, taken as MB)."),
-        ("qm_fs_size_mb", "middleware_ibmmq_qmgr_file_system_size_bytes", "Size of the queue manager's file system "
-         "(QMFSSZ, taken as MB)."))]
-QMGR_MAX_HANDLES = MetricSpec(
-    "middleware_ibmmq_qmgr_max_handles", "gauge", "Handles one connection may hold open (MAXHANDS): bounds the "
-    "statistics subscriptions.", ("qmgr",), "not in mq_prometheus")
-QMGR_INFO = MetricSpec(
-    "middleware_ibmmq_qmgr_info", "info", "The queue manager's version, command level, QMID, platform and "
-    "dead-letter queue (labels version, cmdlevel, qmid, platform, dlq; DISPLAY QMGR).", ("qmgr",),
-    "not in mq_prometheus; DLQ depth: ibmmq_queue_depth * on(qmgr,queue) group_left label_replace(this, "
-    "'queue', '$1', 'dlq', '(.+)') > 0")
-
-SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RATIO, QUEUE_OLDEST_MESSAGE_AGE,
-         QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QMGR_PUTS, QMGR_GETS, QUEUE_PUTS, QUEUE_GETS, CHANNEL_STATUS,
-         CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED, STATS_SUCCESS,
-         STATS_DURATION, STATS_PUBLICATIONS, STATS_DROPPED, STATS_SUBSCRIPTIONS, STATS_NOT_SUBSCRIBED,
-         STATS_HANDLES_CAP, FILE_SYSTEM_INFO, CHANNEL_SUBSTATE, CHANNEL_INDOUBT,
-         *(spec for _, spec in CHANNEL_COUNTERS), CHANNEL_TIME_SINCE_MSG, CHANNEL_START_EPOCH,
-         *(spec for _, spec in CHANNEL_PAIRS), CHANNEL_CUR_INST, CHANNEL_MAX_INST, CHANNEL_MAX_INSTC,
-         CHANNEL_SHARING, CHANNEL_RETRIES, CHANNELS_EXCLUDED, QUEUE_TIME_SINCE_PUT, QUEUE_TIME_SINCE_GET,
-         QUEUE_QTIME_SHORT, QUEUE_QTIME_LONG, QUEUE_UNCOMMITTED, QUEUE_FILE_SIZE, QUEUE_FILE_MAX_SIZE, QUEUE_USAGE,
-         QUEUE_MONITORING, QMGR_CONNECTIONS, QMGR_CMDSERV, QMGR_CHINIT, QMGR_UPTIME, QMGR_START, QMGR_LOG_START,
-         *(spec for _, spec in QMGR_LOG_EXTENTS), *(spec for _, spec in QMGR_LOG_SIZES),
-         *(spec for _, spec in QMGR_PERCENTS), *(spec for _, spec in QMGR_FS_SIZES), QMGR_MAX_HANDLES, QMGR_INFO]
 
 
 def disk_of(path: str, sysfs: str = "/sys") -> str:

@@ -2,7 +2,9 @@
 
 Channel status words are MQ's own, upper-case, without the MQCHS_ prefix (``RUNNING``, ``STOPPED``, ...), so
 that the collector maps them to the numeric codes IBM's mq_prometheus uses once, in one place.  Queue-manager
-states go through the one table of :mod:`.states` (shared by all back-ends).
+states go through the one table of :mod:`.states` (shared by all back-ends).  The status tables below (word ->
+code) are the only spelling of these codes: the metrics' help texts and the dashboards' value mappings
+(``dashboards/build.py``) are made from them.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-# MQCHS_* (channel status).
 # IBM MQ's object names (queue managers, queues; channels are at most 20 of them): A-Z a-z 0-9 . / _ %, at most
 # 48 characters ("Rules for naming IBM MQ objects").  A name read from a queue manager's answer that is not one is
 # never passed to a command (amqsrua -o, through ssh a remote shell's word).
 OBJECT_NAME_PATTERN = r"^[A-Za-z0-9._%/]{1,48}$"
 OBJECT_NAME = re.compile(OBJECT_NAME_PATTERN)
 
+# MQCHS_* (channel status): ibmmq_channel_status.
 CHANNEL_STATUS_CODES = {
     "INACTIVE": 0, "BINDING": 1, "STARTING": 2, "RUNNING": 3, "STOPPING": 4, "RETRYING": 5, "STOPPED": 6,
     "REQUESTING": 7, "PAUSED": 8, "DISCONNECTED": 9, "INITIALIZING": 13, "SWITCHING": 14,
@@ -45,8 +47,17 @@ CHANNEL_SUBSTATE_CODES = {
     "COMPRESS": 1800,
 }
 
-# MQSVC_STATUS_* (command server, channel initiator).
+# MQSVC_STATUS_* (command server, channel initiator): ibmmq_qmgr_command_server_status and
+# ibmmq_qmgr_channel_initiator_status.
 SERVICE_STATUS_CODES = {"STOPPED": 0, "STARTING": 1, "RUNNING": 2, "STOPPING": 3, "RETRYING": 4}
+
+# mq_prometheus's squashed channel status (ibmmq_channel_status_squash; see channel_status_squash).
+CHANNEL_STATUS_SQUASH_CODES = {"STOPPED": 0, "TRANSITIONING": 1, "RUNNING": 2}
+
+
+def code_words(codes: dict[str, int]) -> str:
+    """A status table as a help text reads it: ``0 stopped, 1 starting, ...`` (in the table's order)."""
+    return ", ".join(f"{code} {word.lower()}" for word, code in codes.items())
 
 
 def channel_type_word(value: object) -> str:
@@ -61,10 +72,10 @@ def channel_status_squash(status: str) -> int:
     STOPPED, PAUSED and any unknown word), 1 transitioning, 2 running."""
     status = status.upper()
     if status == "RUNNING":
-        return 2
+        return CHANNEL_STATUS_SQUASH_CODES["RUNNING"]
     if status in ("BINDING", "STARTING", "STOPPING", "RETRYING", "REQUESTING", "INITIALIZING", "SWITCHING"):
-        return 1
-    return 0
+        return CHANNEL_STATUS_SQUASH_CODES["TRANSITIONING"]
+    return CHANNEL_STATUS_SQUASH_CODES["STOPPED"]
 
 
 class BackendError(Exception):

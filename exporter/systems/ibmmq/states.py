@@ -35,6 +35,9 @@ MQQMSTA_RUNNING = 2
 MQQMSTA_QUIESCING = 3
 MQQMSTA_STANDBY = 4
 NOT_AVAILABLE = 0
+# ibmmq_qmgr_status's values in words, as the dashboards show them (dashboards/build.py reads this table).
+STATUS_WORDS = {NOT_AVAILABLE: "ended / unreachable", MQQMSTA_STARTING: "starting", MQQMSTA_RUNNING: "running",
+                MQQMSTA_QUIESCING: "quiescing", MQQMSTA_STANDBY: "standby"}
 
 
 @dataclass(frozen=True)

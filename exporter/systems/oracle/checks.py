@@ -10,31 +10,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
-from ...core.metrics import NAMESPACE, MetricBatch, MetricSpec
-from .parse import Mount, int_option, mount_of, parse_options
-from .settings import GuideThresholds  # noqa: F401 (moved; re-exported)
+from ...core.metrics import MetricBatch
+from ...machine.procfs import Mount
+from .metrics import FILE_SYSTEM_INFO, FOLLOWS_GUIDE, GUIDE_OBSERVED, GUIDE_THRESHOLD, NFS_MOUNT_FOLLOWS_GUIDE, P
+from .parse import int_option, mount_of, parse_options
+from .settings import GuideThresholds
 
 if TYPE_CHECKING:
-    from .collector import DatabaseEntry
     from .querymetrics import QueryRunner, QuerySpec
+    from .settings import DatabaseEntry
 
-P = f"{NAMESPACE}_oracle"
 MIB = 1024 * 1024
 NFS_TYPES = ("nfs", "nfs4")
-
-FOLLOWS_GUIDE = MetricSpec(f"{P}_follows_guide", "gauge", "1 if the database follows the guide on this point, 0 if "
-                           "not; absent when the inputs are missing.", ("database", "check"), "ORA-*, HPOM-ORA advice")
-GUIDE_OBSERVED = MetricSpec(f"{P}_guide_observed", "gauge", "The value a guide check looked at (bytes, counts, "
-                            "ratios).", ("database", "check"))
-GUIDE_THRESHOLD = MetricSpec(f"{P}_guide_threshold", "gauge", "The threshold a guide check compared it with (the "
-                             "lower end for a band).", ("database", "check"))
-FILE_SYSTEM_INFO = MetricSpec(f"{P}_file_system_info", "info", "A file system holding database files (when they are "
-                              "on this host).", ("database", "mountpoint"))
-NFS_MOUNT_FOLLOWS_GUIDE = MetricSpec(
-    f"{P}_nfs_mount_follows_guide", "gauge", "1 if an NFS mount holding database files has the option the report "
-    "recommends (hard, proto_tcp, vers, rsize, wsize, timeo, direct_io), 0 if not.",
-    ("database", "mountpoint", "option"), "ORA-NFS advice")
-SPECS = [FOLLOWS_GUIDE, GUIDE_OBSERVED, GUIDE_THRESHOLD, FILE_SYSTEM_INFO, NFS_MOUNT_FOLLOWS_GUIDE]
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Callable
 from ...core.collector import Collector, Context
 from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
-from ...machine.procfs import read_mount_table
-from . import checks, heapwarnings
-from .checks import P
+from ...machine.procfs import Mount, read_mount_table
+from . import DESCRIPTION, NAME, checks
 from .client import OracleClient, error_text
 from .heapwarnings import HeapWarningSource
-from .parse import Mount
-from .settings import DESCRIPTION, DatabaseEntry, OracleCollectorSettings  # noqa: F401 (moved; re-exported)
+from .metrics import BACKOFF, COLLECT_DURATION, COLLECT_SUCCESS, COMPAT_UP, MOUNT_TABLE_SUCCESS, SPECS, UP, P
+from .settings import DatabaseEntry, OracleCollectorSettings
 
 if TYPE_CHECKING:
     from .querymetrics import QuerySpec
@@ -39,20 +38,6 @@ UNION SELECT DISTINCT SUBSTR(name, 1, INSTR(name, '/', -1) - 1) FROM v$controlfi
 """
 HOST_NAME_SQL = "SELECT host_name FROM v$instance"
 FILES_REFRESH_SECONDS = 600.0
-
-UP = MetricSpec(f"{P}_up", "gauge", "1 if a session to the database could be had in the last attempt.", ("database",))
-BACKOFF = MetricSpec(f"{P}_backoff_seconds", "gauge", "Seconds until the next connection attempt after a failure "
-                     "(a rejected login waits longer so as not to lock the account).", ("database",))
-COLLECT_SUCCESS = MetricSpec(f"{P}_collect_success", "gauge", "1 if the database answered within the deadline and a "
-                             "session could be had (query failures are in middleware_oracle_query_success).",
-                             ("database",))
-COLLECT_DURATION = MetricSpec(f"{P}_collect_duration_seconds", "gauge", "Time spent reading the database in the "
-                              "last run.", ("database",))
-MOUNT_TABLE_SUCCESS = MetricSpec(f"{P}_mount_table_success", "gauge", "1 if the host's mount table (<procfs>/1/mounts) "
-                                 "was read for the file-system checks (ORA-NFS); 0 if they fell back to the "
-                                 "exporter's own, which in a container is not the host's, or had none (source error "
-                                 "'mounts'). Absent while no database has local files.")
-BASE_SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, MOUNT_TABLE_SUCCESS, *checks.SPECS, *heapwarnings.SPECS]
 
 
 def _same_host(db_host: str) -> bool:
@@ -138,7 +123,7 @@ def _read_mounts(procfs: str) -> tuple[list[Mount], bool, str | None]:
 
 
 class OracleCollector(Collector):
-    name = "oracle"
+    name = NAME
     description = DESCRIPTION
     Settings = OracleCollectorSettings
 
@@ -180,7 +165,7 @@ class OracleCollector(Collector):
         clash = {q.name for q in toml} & taken
         if clash:
             raise ValueError(f"custom_metrics: query names {sorted(clash)} are already used by the query files")
-        reserved = {s.name for s in BASE_SPECS} | {tomlmetrics.UP.name}
+        reserved = {s.name for s in SPECS} | {COMPAT_UP.name}
         registry = tomlmetrics.NameRegistry(("database",), reserved)
         self._toml_registry = registry
 
@@ -195,11 +180,10 @@ class OracleCollector(Collector):
         return OracleCollectorSettings(databases=[DatabaseEntry(name="db", dsn="db:1521/orcl", user="u", password="-")])
 
     def specs(self) -> list[MetricSpec]:
-        specs = BASE_SPECS + self._query_specs
+        specs = SPECS + self._query_specs
         if self._toml_registry is not None:  # the TOML series seen so far; new fieldtoappend names are declared
             specs = specs + self._toml_registry.specs()  # as they come (TomlRunner.emit)
         if self.settings.compatibility_names:
-            from .tomlmetrics import UP as COMPAT_UP
             specs = specs + [COMPAT_UP]
         return specs
 

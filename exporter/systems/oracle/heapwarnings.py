@@ -22,13 +22,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...core.metrics import MetricBatch, MetricSpec
+from ...core.metrics import MetricBatch
 from ...machine.deadline import BoundedCall
 from .alertlog import ErrorCounts, message_codes, row_codes
-from .checks import P
 from .client import error_code, error_text
+from .metrics import (
+    ALERT_ERRORS,
+    HEAP_WARNINGS,
+    LOGGED_THRESHOLD,
+    MAX_HEAP,
+    SOURCE_DURATION,
+    SOURCE_SUCCESS,
+    UNREAD,
+    WINDOW,
+)
 from .parse import KGL_PHRASE, HeapWarning, alert_log_heap_warnings, heap_warnings
-from .settings import HeapWarningSettings, NonNegativeDuration  # noqa: F401 (moved; re-exported)
+from .settings import HeapWarningSettings
 
 if TYPE_CHECKING:
     from .client import OracleClient
@@ -36,37 +45,6 @@ if TYPE_CHECKING:
 MIB = 1024 * 1024
 VIEW, FILE = "alert_log_view", "alert_log_file"
 
-HEAP_WARNINGS = MetricSpec(
-    f"{P}_kgl_heap_warnings_total", "counter", "Library-cache heap warnings (\"Heap size ... exceeds notification "
-    "threshold\") logged since the exporter started reading the alert log (ORA-KGL; absent while the source fails).",
-    ("database",), "ORA-KGL: round(increase(...[1d]))")
-MAX_HEAP = MetricSpec(
-    f"{P}_kgl_heap_warning_max_heap_bytes", "gauge", "Largest heap size in the heap warnings counted since the "
-    "exporter started (absent before the first one).", ("database",))
-LOGGED_THRESHOLD = MetricSpec(
-    f"{P}_kgl_heap_warning_logged_threshold_bytes", "gauge", "The notification threshold printed in the latest heap "
-    "warning: _kgl_large_heap_warning_threshold as the instance applied it then (absent before the first one).",
-    ("database",))
-WINDOW = MetricSpec(
-    f"{P}_kgl_heap_warnings_window_seconds", "gauge", "How much of the alert log the heap-warning counter covers: "
-    "heap_warnings.history (view source) plus the time since the source's first read; 0 on the first run without "
-    "history, when nothing has been read yet (0 warnings then says nothing).", ("database",),
-    "ORA-KGL: the advice judges no warnings only over a window above 0")
-UNREAD = MetricSpec(
-    f"{P}_alert_log_unread_bytes", "gauge", "Bytes of the alert-log file not read yet (above 0 after a run: the "
-    "file grows faster than max_bytes per interval).", ("database",))
-ALERT_ERRORS = MetricSpec(
-    f"{P}_alert_errors_total", "counter", "ORA- errors in the alert log by code (ORA-\\d{5}), each code once per "
-    "message, since the exporter started reading it; code=\"other\" counts the codes beyond the first "
-    "heap_warnings.max_error_codes distinct ones.  A code's series first appears at 0 and shows its count from the "
-    "next run on (absent while the source fails).", ("database", "code"), "issue 29: alert-log errors")
-SOURCE_SUCCESS = MetricSpec(
-    f"{P}_source_success", "gauge", "1 if the source (alert_log_view, alert_log_file) was read successfully in the "
-    "last run.", ("database", "source"))
-SOURCE_DURATION = MetricSpec(
-    f"{P}_source_duration_seconds", "gauge", "Time spent reading the source in the last run.",
-    ("database", "source"))
-SPECS = [HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, WINDOW, UNREAD, ALERT_ERRORS, SOURCE_SUCCESS, SOURCE_DURATION]
 
 # Oracle Database Reference 12c Release 2 (12.2) and 19c, "V$DIAG_ALERT_EXT": ORIGINATING_TIMESTAMP is TIMESTAMP(9)
 # WITH TIME ZONE, CON_ID NUMBER (0 in 12.1 and in non-CDBs), MESSAGE_TEXT the message.  The view shows the XML alert

@@ -1,16 +1,14 @@
 """Pure functions for the file-system checks: the mount a path lives on and mount options (the mount table is parsed
-by ``machine.procfs.parse_mounts``, shared with the file-system collector).  No I/O here, so the checks can be tested
-on any text."""
+by ``machine.procfs.parse_mounts``, shared with the file-system collector), and for the heap warnings of the alert
+log.  No I/O here, so the checks can be tested on any text."""
 
 from __future__ import annotations
 
 import os
-from typing import NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
-from ...machine.procfs import Mount, parse_mounts
-
-__all__ = ["Mount", "parse_mounts", "mount_of", "parse_options", "int_option", "HeapWarning", "heap_warnings",
-           "alert_log_heap_warnings"]
+if TYPE_CHECKING:
+    from ...machine.procfs import Mount
 
 
 def mount_of(path: str, mounts: Sequence[Mount]) -> Mount | None:

@@ -10,7 +10,6 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ...core.config import StaticLabelMap, labels_field
 from ...core.settings import CollectorSettings, Duration, StrictModel, parse_duration
-from . import DESCRIPTION, NAME  # noqa: F401 - re-exported (the collector module reads them here)
 from .client import MAX_ROWS, OracleSettings
 
 MIB = 1024 * 1024

@@ -23,18 +23,16 @@ from pydantic import Field
 from ...core.configfiles import NESTED_TOO_DEEPLY, read_file
 from ...core.metrics import LABEL_NAME_RE, METRIC_NAME_RE, MetricBatch, MetricSpec
 from ...core.settings import StrictModel
+from .metrics import COMPAT_NAMESPACE
 from .querymetrics import MetricColumn, QueryRunner, QuerySpec, _number
 
 log = logging.getLogger("middleware_exporter.oracle")
 
-NAMESPACE = "oracledb"
+NAMESPACE = COMPAT_NAMESPACE
 Flavour = Literal["oracle", "oracledb_exporter"]
 # The published default metrics file of each exporter, shipped as data (compat/SOURCE.md: origin and MIT licence).
 DEFAULT_FILES = {"oracle": "oracle-db-appdev-monitoring_default-metrics.toml",
                  "oracledb_exporter": "iamseth-oracledb_exporter_default-metrics.toml"}
-UP = MetricSpec(f"{NAMESPACE}_up", "gauge", "1 if a session to the database could be had in the last attempt "
-                "(compatibility_names: the name Oracle's exporter and oracledb_exporter give it).", ("database",),
-                "Oracle's exporter / oracledb_exporter `oracledb_up`")
 KNOWN_KEYS = {"context", "labels", "metricsdesc", "metricstype", "metricsbuckets", "fieldtoappend", "request",
               "ignorezeroresult", "querytimeout", "scrapeinterval", "databases"}
 

@@ -19,7 +19,8 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Context
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 
 from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary, wait_for_comm
 from ...support import shell_script as _script

@@ -26,7 +26,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from exporter.core.collector import Context
 from exporter.core.scheduler import Scheduler
 from exporter.machine.deadline import BoundedCall, Overdue
-from exporter.systems.hpom.collector import HpomCollector, HpomSettings
+from exporter.systems.hpom.collector import HpomCollector
+from exporter.systems.hpom.settings import HpomSettings
 
 from ...support import collect, shell_script
 from . import test_hpom

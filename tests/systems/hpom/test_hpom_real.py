@@ -19,13 +19,7 @@ from pathlib import Path
 import pytest
 
 from exporter.core.collector import Context
-from exporter.systems.hpom.collector import (
-    DEFAULT_CMA_COLUMN,
-    DEFAULT_CMA_TABLE,
-    DEFAULT_EXPECTED_STOPPED,
-    HpomCollector,
-    HpomSettings,
-)
+from exporter.systems.hpom.collector import HpomCollector
 from exporter.systems.hpom.parse import (
     PROCESS_RUNNING,
     PROCESS_STOPPED_AS_EXPECTED,
@@ -33,6 +27,12 @@ from exporter.systems.hpom.parse import (
     parse_opcsv_status,
     parse_ovc_status,
     process_states,
+)
+from exporter.systems.hpom.settings import (
+    DEFAULT_CMA_COLUMN,
+    DEFAULT_CMA_TABLE,
+    DEFAULT_EXPECTED_STOPPED,
+    HpomSettings,
 )
 from exporter.systems.oracle.querymetrics import load_queries
 

@@ -15,7 +15,7 @@ from exporter.core.collector import Context
 from exporter.core.fanout import target_limit
 from exporter.systems.ibmmq import collector as ibmmq_collector
 from exporter.systems.ibmmq import pcf
-from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from exporter.systems.ibmmq.collector import IbmmqCollector
 from exporter.systems.ibmmq.model import (
     CHANNEL_TYPE_CODES,
     Backend,
@@ -26,6 +26,7 @@ from exporter.systems.ibmmq.model import (
     QueueStatus,
     channel_type_word,
 )
+from exporter.systems.ibmmq.settings import IbmmqSettings
 from exporter.systems.ibmmq.states import ROLES, STATES, qmgr_state, qmgr_state_from_code
 
 from ...support import collect

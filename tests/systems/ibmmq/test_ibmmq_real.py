@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from exporter.core.collector import Context
-from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from exporter.systems.ibmmq.collector import IbmmqCollector
 from exporter.systems.ibmmq.model import ChannelState, QmgrSnapshot, QueueStatus
 from exporter.systems.ibmmq.parse import (
     CHSTATUS_ID,
@@ -32,6 +32,7 @@ from exporter.systems.ibmmq.parse import (
     read_mqsc,
 )
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
+from exporter.systems.ibmmq.settings import IbmmqSettings
 from exporter.systems.ibmmq.states import ROLES, qmgr_state, role_from_native_ha
 
 from ...support import collect

@@ -16,8 +16,9 @@ from exporter.core.backoff import Backoff
 from exporter.core.collector import Context
 from exporter.systems.ibmmq import pcf
 from exporter.systems.ibmmq import resstats as rs
-from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings, QueueManagerEntry
+from exporter.systems.ibmmq.collector import IbmmqCollector
 from exporter.systems.ibmmq.parse import amqsrua_interval, parse_amqsrua
+from exporter.systems.ibmmq.settings import IbmmqSettings, QueueManagerEntry
 from exporter.systems.ibmmq.statistics import AmqsruaStats
 
 from ...fakes import ibmmq as fake

@@ -24,7 +24,7 @@ import pytest
 
 from exporter.core.collector import Context
 from exporter.systems.ibmmq import pcf
-from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from exporter.systems.ibmmq.collector import IbmmqCollector
 from exporter.systems.ibmmq.model import QmgrSnapshot
 from exporter.systems.ibmmq.parse import (
     CHSTATUS_ID,
@@ -34,6 +34,7 @@ from exporter.systems.ibmmq.parse import (
     read_mqsc,
 )
 from exporter.systems.ibmmq.rest import RestBackend
+from exporter.systems.ibmmq.settings import IbmmqSettings
 
 from ...fakes.mqweb import FakeChannel, FakeMqweb
 from ...support import collect

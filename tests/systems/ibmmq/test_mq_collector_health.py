@@ -14,7 +14,7 @@ import pytest
 
 from exporter.core.collector import Context
 from exporter.systems.ibmmq import collector as ibmmq_collector
-from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings, QueueManagerEntry
+from exporter.systems.ibmmq.collector import IbmmqCollector
 from exporter.systems.ibmmq.model import (
     Backend,
     ChannelDefinition,
@@ -23,6 +23,7 @@ from exporter.systems.ibmmq.model import (
     QmgrSnapshot,
     QueueStatus,
 )
+from exporter.systems.ibmmq.settings import IbmmqSettings, QueueManagerEntry
 from exporter.systems.ibmmq.statistics import handles_cap
 
 from ...support import collect

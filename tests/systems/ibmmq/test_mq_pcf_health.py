@@ -15,9 +15,10 @@ import pytest
 from pydantic import ValidationError
 
 from exporter.systems.ibmmq import mqscmap, pcf
-from exporter.systems.ibmmq.collector import IbmmqSettings, make_backend
+from exporter.systems.ibmmq.collector import make_backend
 from exporter.systems.ibmmq.model import CHANNEL_TYPE_CODES, BackendError, channel_type_word
 from exporter.systems.ibmmq.parse import parse_mqsc
+from exporter.systems.ibmmq.settings import IbmmqSettings
 
 from ...fakes import ibmmq as fake
 from .test_ibmmq import ibmmq_module  # noqa: F401 - the fixture (real ibmmq with its C part stubbed)

@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 
 from exporter.core.collector import Context
-from exporter.systems.ibmmq.collector import IbmmqCollector, IbmmqSettings
+from exporter.systems.ibmmq.collector import IbmmqCollector
 from exporter.systems.ibmmq.model import BackendError, ChannelState, QueueStatus
 from exporter.systems.ibmmq.parse import (
     AnswerShapeError,
@@ -36,6 +36,7 @@ from exporter.systems.ibmmq.rest import (
     RestBackend,
     RestHTTPError,
 )
+from exporter.systems.ibmmq.settings import IbmmqSettings
 from tests.fakes.mqweb import (
     FakeChannel,
     FakeMqweb,

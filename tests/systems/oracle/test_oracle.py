@@ -20,10 +20,11 @@ import yaml
 
 from exporter.core.collector import Context
 from exporter.core.fanout import target_limit
+from exporter.machine.procfs import Mount, parse_mounts
 from exporter.systems.oracle import checks
-from exporter.systems.oracle.checks import GuideThresholds
-from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
-from exporter.systems.oracle.parse import Mount, int_option, mount_of, parse_mounts, parse_options
+from exporter.systems.oracle.collector import OracleCollector
+from exporter.systems.oracle.parse import int_option, mount_of, parse_options
+from exporter.systems.oracle.settings import GuideThresholds, OracleCollectorSettings
 
 from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
 

@@ -20,8 +20,9 @@ import yaml
 
 from exporter.core.collector import Context
 from exporter.systems.oracle.alertlog import OTHER, ErrorCounts, message_codes
-from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
-from exporter.systems.oracle.heapwarnings import HeapWarningSettings, HeapWarningSource, view_sql
+from exporter.systems.oracle.collector import OracleCollector
+from exporter.systems.oracle.heapwarnings import HeapWarningSource, view_sql
+from exporter.systems.oracle.settings import HeapWarningSettings, OracleCollectorSettings
 
 from ...support import FIXTURES, REPO, collect, install_fake_oracledb
 

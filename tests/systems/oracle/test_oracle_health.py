@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from exporter.core.collector import Context
-from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
+from exporter.systems.oracle.collector import OracleCollector
 from exporter.systems.oracle.querymetrics import QueryFile, interval_seconds, load_queries
+from exporter.systems.oracle.settings import OracleCollectorSettings
 
 from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
 

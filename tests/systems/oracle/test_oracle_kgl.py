@@ -19,9 +19,10 @@ from pydantic import ValidationError
 
 from exporter.core.collector import Context
 from exporter.systems.oracle import heapwarnings
-from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
-from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSettings, HeapWarningSource, view_sql
+from exporter.systems.oracle.collector import OracleCollector
+from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSource, view_sql
 from exporter.systems.oracle.parse import HeapWarning, alert_log_heap_warnings, heap_warnings
+from exporter.systems.oracle.settings import HeapWarningSettings, OracleCollectorSettings
 
 from ...support import FIXTURES, REPO, collect, install_fake_oracledb
 

@@ -12,8 +12,9 @@ sqlglot = pytest.importorskip("sqlglot")
 from sqlglot import exp  # noqa: E402
 
 from exporter.systems.oracle.collector import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
-from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSettings, view_sql  # noqa: E402
+from exporter.systems.oracle.heapwarnings import START_SQL, view_sql  # noqa: E402
 from exporter.systems.oracle.querymetrics import CON_ID_SQL, INSTANCE_SQL, VERSION_SQL, load_queries  # noqa: E402
+from exporter.systems.oracle.settings import HeapWarningSettings  # noqa: E402
 
 SYSTEMS = Path(__file__).resolve().parents[3] / "exporter" / "systems"
 

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from exporter.core.collector import Context
-from exporter.systems.oracle.collector import OracleCollector, OracleCollectorSettings
+from exporter.systems.oracle.collector import OracleCollector
+from exporter.systems.oracle.settings import OracleCollectorSettings
 from exporter.systems.oracle.tomlmetrics import clean_name, load_metric_files, load_toml, parse_go_duration
 
 from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
