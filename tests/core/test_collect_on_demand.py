@@ -13,6 +13,7 @@ import os
 import threading
 import time
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporter.core.collector import Collector, Context
@@ -73,6 +74,7 @@ def test_nobody_reading_means_no_collection_after_the_first():
         scheduler.stop()
 
 
+@pytest.mark.integration  # waits out several intervals
 def test_one_collection_per_read_at_most_one_per_interval():
     clock, demand = Counting("clock", background=True), Counting("demand")
     scheduler = Scheduler([clock, demand])

@@ -14,6 +14,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from exporter.core.collector import Context
 from exporter.systems.domino.collector import DominoCollector
 from exporter.systems.domino.settings import DominoSettings
@@ -86,6 +88,7 @@ def test_domino_show_stat_through_the_prefix(tmp_path):
     assert len(samples) > 10 and all(labels.get("target") == "dom1" for labels in _labels(samples))
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_hanging_remote_command_fails_its_source_only_and_leaves_nothing(tmp_path):
     sleeper = tmp_path / "remote-sleep"  # a copy of sleep, so that its command line names this test's directory
     shutil.copy(shutil.which("sleep"), sleeper)

@@ -120,6 +120,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_run_abandoned_at_its_deadline_kills_its_command_group(tmp_path):
     """The command's own timeout is far away; the bounded call it runs in gives up first: its group goes, the
     abandoned thread ends instead of lingering, and it cannot start another command."""

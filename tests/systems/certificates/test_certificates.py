@@ -240,6 +240,7 @@ def test_the_exporters_own_tls_certificate_expiry_is_exported(tmp_path, pki, sta
         leaf.not_valid_before_utc.timestamp()
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_file_whose_read_hangs_costs_only_its_own_target_and_is_not_read_again(tmp_path, chain, monkeypatch):
     """A wallet's password_file whose read never answers (a hung NFS or FUSE mount; here the read is held in the
     reader of core.configfiles): the other files still come, the hung one is down with a deadline error, and while

@@ -562,6 +562,7 @@ def test_output_without_statistics_fails_the_source(tmp_path, fixture) -> None:
     assert (f"{P}_statistics", ()) not in samples
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_hanging_command_times_out(tmp_path) -> None:
     command = [_script(tmp_path / "server", "sleep 30\n"), "-c", "show stat"]
     started = time.monotonic()
@@ -572,6 +573,7 @@ def test_hanging_command_times_out(tmp_path) -> None:
     assert not any(name == f"{P}_statistic" for name, _ in samples)
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_read_stuck_outside_the_command_times_out_alone_and_is_not_started_again(tmp_path, monkeypatch) -> None:
     """The console command is a source of a SourceSet (core/sources.py), as every command-running source is: a read
     that hangs where no command timeout reaches (here the parser, standing in for a stuck pipe or a hung NFS read)

@@ -412,6 +412,7 @@ def _running(marker: Path) -> list[str]:
     return found
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_the_commands_never_outlive_the_callers_deadline(tmp_path):
     """The tools run as sources of a SourceSet (core/sources.py, as df, HPOM's commands and Domino's show stat do),
     tied to the bounded call the collection runs in: with less time left there than command_timeout, the hung

@@ -228,6 +228,7 @@ def test_rejected_login_backs_off_and_does_not_lock_the_account(hpom_server, fak
     assert _value(samples, "middleware_hpom_database_backoff_seconds") > 590
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_failing_or_slow_query_marks_only_its_own_metrics(hpom_server, fake_oracledb):
     fixture = yaml.safe_load(fake_oracledb.read_text())
     fixture["queries"][2] = {"match": "opc_act_cust_attrib", "error": "ORA-03113: end-of-file on communication channel"}
@@ -741,6 +742,7 @@ def test_a_sites_queries_file_runs_its_own_service_tree_query(hpom_server, fake_
     ({"columns": ["DEPTH", "RELATIONS"], "rows": [["deep", 3]]}, "is not a number"),
     ({"columns": ["LEVELS"], "rows": [[7]]}, "not in the result"),
 ])
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_failing_hanging_or_garbled_service_tree_query_marks_only_itself(hpom_server, fake_oracledb, answer,
                                                                            error):
     fixture = yaml.safe_load(fake_oracledb.read_text())

@@ -131,6 +131,7 @@ def test_include_and_exclude_patterns(monkeypatch):
     ("garbage", "not a snapshot"),
     ("bug", "KeyError"),
 ])
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_a_failing_back_end_leaves_the_others(monkeypatch, behaviour, message):
     collector = _collector(monkeypatch, {"QM1": "ok", "QMBAD": behaviour})
     started = time.monotonic()

@@ -526,6 +526,7 @@ def test_binary_not_executable(mq: StandIns):
         mq.backend().snapshot()
 
 
+@pytest.mark.integration  # waits out a hang or a timeout
 def test_timeout(mq: StandIns):
     mq.set_runmqsc(FIXTURES / "qm1_display.txt", before="sleep 30\n")
     started = time.monotonic()
