@@ -13,8 +13,6 @@ from .. import __version__
 from ..core.exposition import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE
 from ..core.scheduler import Scheduler
 
-# The classic text format that generate_latest() writes and Prometheus 2.x parses.
-
 
 def wants_openmetrics(accept: str) -> bool:
     """True when the client lists application/openmetrics-text with a non-zero weight."""

@@ -167,7 +167,7 @@ class QmgrHealth:
     command_server: str = ""  # CMDSERV word (RUNNING, STOPPED, ...; see SERVICE_STATUS_CODES)
     channel_initiator: str = ""  # CHINIT word
     started: datetime | None = None  # STARTDA + STARTTI (local time)
-    # Added for issue 28 (runmqsc/REST helper): LOGSTRDA + LOGSTRTI, the date and time of the oldest log record
+    # LOGSTRDA + LOGSTRTI, the date and time of the oldest log record
     # needed (local time; mq_prometheus's log_start_epoch); LOGSTRTI comes as HH:MM:SS or HH.MM.SS.
     log_started: datetime | None = None
     log_in_use_percent: float | None = None  # LOGINUSE
@@ -209,7 +209,7 @@ class Throughput:
     dropped: int = 0  # publications left out so far (garbage, or an implausible interval)
     subscriptions: int = 0  # data subscriptions (or queues reset) in this run
     not_subscribed: int = 0  # wanted queues over the cap
-    # Added for issue 28 (collector helper): queues the queue manager's MAXHANDS leaves room for (the statistics
+    # queues the queue manager's MAXHANDS leaves room for (the statistics
     # never hold more handles than MAXHANDS allows); None while MAXHANDS is unknown.
     handles_cap: int | None = None
     error: str | None = None
@@ -225,8 +225,9 @@ class QmgrSnapshot:
     channel_definitions: list[ChannelDefinition] | None = None  # None: this back-end did not read definitions
     health: QmgrHealth | None = None  # None: not read (queue manager not running, or the back-end cannot)
     throughput: Throughput | None = None  # None: this back-end reads no statistics (rest, or statistics off)
-    # Added for issue 28: optional sources of this snapshot that failed while the rest stood, by source ("channel"
-    # = DISPLAY CHANNEL, "qmstatus" = DISPLAY QMSTATUS, "qmgr" = DISPLAY QMGR) -> error text (secret-free).  A
+    # optional sources of this snapshot that failed while the rest stood, by source ("channel"
+    # = DISPLAY CHANNEL, "chstatus" = DISPLAY CHSTATUS, "qmstatus" = DISPLAY QMSTATUS, "qmgr" = DISPLAY QMGR) ->
+    # error text (secret-free).  A
     # failed source leaves its fields None (channel_definitions None, health None or partly filled).
     source_errors: dict[str, str] = field(default_factory=dict)
 
