@@ -65,8 +65,10 @@ int main(int argc, char *argv[]) { return fuse_main(argc, argv, &ops, NULL); }
 
 
 @contextlib.contextmanager
-def hung_file(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
-    """(the file whose read hangs, release): release() lets every read of it answer; the mount is removed after."""
+def fuse_server(tmp_path: Path, c_source: str, name: str) -> Iterator[tuple[Path, Path, subprocess.Popen]]:
+    """A libfuse3 server compiled from ``c_source`` and mounted at ``tmp_path / "hung"`` (file system type
+    ``fuse.<name>``): (the mount point, the release flag the server's hangs wait for, the server process).  On exit
+    the flag is set, the mount lazily unmounted and the server stopped.  Skips without root, /dev/fuse or gcc."""
     if not os.path.exists("/dev/fuse"):
         pytest.skip("/dev/fuse is missing (a container without the FUSE device): no real hang possible here")
     if os.geteuid() != 0:
@@ -74,9 +76,9 @@ def hung_file(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
     gcc = require_binary("gcc", package="gcc")
     if not Path("/usr/include/fuse3/fuse.h").exists():
         require_binary("libfuse3-dev-headers-missing", package="libfuse3-dev")
-    source = tmp_path / "hangread.c"
-    source.write_text(HANGREAD_C)
-    binary = tmp_path / "hangread"
+    source = tmp_path / f"{name}.c"
+    source.write_text(c_source)
+    binary = tmp_path / name
     subprocess.run([gcc, "-Wall", "-D_FILE_OFFSET_BITS=64", "-I/usr/include/fuse3", str(source), "-o", str(binary),
                     "-lfuse3", "-lpthread"], check=True, capture_output=True)
     mountpoint = tmp_path / "hung"
@@ -86,13 +88,14 @@ def hung_file(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     mp = str(mountpoint)
     try:
-        deadline = time.monotonic() + 10
-        while f" {mp} fuse.hangread " not in Path("/proc/self/mounts").read_text():
+        deadline = time.monotonic() + 10  # a bound on the mount appearing, not a timing assertion
+        while f" {mp} fuse.{name} " not in Path("/proc/self/mounts").read_text():
             assert time.monotonic() < deadline and server.poll() is None, "the FUSE mount did not appear"
             time.sleep(0.05)
-        yield mountpoint / "pw", flag.touch
+        yield mountpoint, flag, server
     finally:
         flag.touch()
+        time.sleep(0.1)
         subprocess.run([shutil.which("fusermount3") or "fusermount3", "-u", "-z", mp], capture_output=True)
         server.terminate()
         try:
@@ -100,3 +103,10 @@ def hung_file(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@contextlib.contextmanager
+def hung_file(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
+    """(the file whose read hangs, release): release() lets every read of it answer; the mount is removed after."""
+    with fuse_server(tmp_path, HANGREAD_C, "hangread") as (mountpoint, flag, _):
+        yield mountpoint / "pw", flag.touch

@@ -14,16 +14,13 @@ by SIGKILL) until the daemon answers or the connection is aborted; the test ther
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ...support import require_binary
+from ...fusehang import fuse_server
 
 pytestmark = pytest.mark.integration
 
@@ -121,26 +118,8 @@ def _runs(exporter) -> int:
 
 
 def test_a_hanging_fuse_statfs_is_reported_stuck_and_does_not_stall_anything(tmp_path, start_exporter):
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is missing (a container without the FUSE device): no real hang possible here")
-    if os.geteuid() != 0:
-        pytest.skip("mounting the test's FUSE server needs root")
-    gcc = require_binary("gcc", package="gcc")
-    if not Path("/usr/include/fuse3/fuse.h").exists():
-        require_binary("libfuse3-dev-headers-missing", package="libfuse3-dev")
-    source = tmp_path / "hangfs.c"
-    source.write_text(HANGFS_C)
-    binary = tmp_path / "hangfs"
-    subprocess.run([gcc, "-Wall", "-D_FILE_OFFSET_BITS=64", "-I/usr/include/fuse3", str(source), "-o", str(binary),
-                    "-lfuse3", "-lpthread"], check=True, capture_output=True)
-    mountpoint = tmp_path / "hung"
-    mountpoint.mkdir()
-    release = tmp_path / "release"
-    server = subprocess.Popen([str(binary), "-f", str(mountpoint)], env={**os.environ, "HANG_RELEASE": str(release)},
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    mp = str(mountpoint)
-    try:
-        _wait(lambda: f" {mp} fuse.hangfs " in Path("/proc/self/mounts").read_text(), "the FUSE mount", server, 10)
+    with fuse_server(tmp_path, HANGFS_C, "hangfs") as (mountpoint, release, server):
+        mp = str(mountpoint)
         exporter = start_exporter(config=CONFIG)
         # The first run that meets the hang marks the mount stuck; the other mounts are measured in that run.
         samples = _wait(lambda: (s := _samples(exporter)).get(("middleware_filesystem_stuck", mp)) == 1 and s,
@@ -187,12 +166,3 @@ def test_a_hanging_fuse_statfs_is_reported_stuck_and_does_not_stall_anything(tmp
             assert api["state"] == "ok" and api["last_error"] is None, api
             assert _wait(lambda: _success(exporter) == 1, "collector success 1", exporter.proc)
         assert samples[("middleware_filesystem_device_error", mp)] == 0
-    finally:
-        release.touch()
-        subprocess.run([shutil.which("fusermount3") or "fusermount3", "-u", "-z", mp], capture_output=True)
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
