@@ -49,7 +49,7 @@ def cached(binary: Path, override_variable: str, build: Callable[[], Path]) -> P
     if binary.exists():
         return binary
     if not os.environ.get("CI"):
-        pytest.skip(f"{binary.name} not built (scripts/test builds it: python -m tools.gotools; or set "
+        pytest.skip(f"{binary.name} not built (scripts/build-tools builds it; or set "
                     f"{override_variable})")
     try:
         return build()
