@@ -54,6 +54,12 @@ class HostCollector(Collector):
     def targets(self) -> list[str]:
         return [self._text.target] if self._text is not None else []
 
+    def const_labels(self) -> dict[str, str]:
+        """The text back-end's ``target`` on the series that /proc also gives (load1, ...) and on its sources, as
+        the filesystem collector's text back-end does; the text back-end's own gauges declare it."""
+        target = self.settings.text.target if self._text is not None else ""
+        return {"target": target} if target else {}
+
     def static_labels(self) -> list[ConfiguredLabels]:
         """The text back-end's host: its labels on every series (the other back-ends read this host: the
         exporter's labels are its)."""

@@ -33,9 +33,9 @@ CONTEXT_SWITCHES = _c("context_switches_total", "Context switches.", note="vmsta
 INTERRUPTS = _c("interrupts_total", "Interrupts serviced.", note="vmstat in: rate()")
 FORKS = _c("forks_total", "Processes and threads created.")
 BOOT_TIME = _g("boot_time_seconds", "Unix time the host booted.")
-LOAD1 = _g("load1", "1-minute load average.")
-LOAD5 = _g("load5", "5-minute load average.")
-LOAD15 = _g("load15", "15-minute load average.")
+LOAD1 = _g("load1", "1-minute load average.", note="text back-end: uptime, sysstat sar -q ldavg-1")
+LOAD5 = _g("load5", "5-minute load average.", note="text back-end: uptime, sysstat sar -q ldavg-5")
+LOAD15 = _g("load15", "15-minute load average.", note="text back-end: uptime, sysstat sar -q ldavg-15")
 MEMORY_TOTAL = _g("memory_total_bytes", "Physical memory (MemTotal).")
 MEMORY_AVAILABLE = _g("memory_available_bytes", "Memory available for new work without swapping (MemAvailable).")
 MEMORY_FREE = _g("memory_free_bytes", "Unused memory (MemFree; vmstat free).")
@@ -140,8 +140,16 @@ DISK_TRANSFERS = _g("disk_transfers_per_second", "Reads and writes per second (t
 DISK_QUEUE = _g("disk_queue_length", "Average requests queued or in service (text back-end: sar -d avque, iostat "
                                      "aqu-sz, Solaris wait + actv, AIX avgwqsz + avgsqsz).", TD,
                 "iostat aqu-sz; recorded as instance_device:middleware_host_disk_queue_size:avg5m")
+RUN_QUEUE = _g("run_queue_length",
+               "Threads waiting for a CPU, averaged over the tool's last sample interval while the queue was occupied "
+               "(text back-end: sar -q runq-sz; sysstat's is the queue length at the end of the interval).", T,
+               "sar -q runq-sz; consistently above 2 per CPU: CPU-bound (Solaris guide)")
+RUN_QUEUE_OCCUPIED = _g("run_queue_occupied_ratio",
+                        "Share (0-1) of the tool's last sample interval the run queue was occupied (text back-end: "
+                        "sar -q %runocc of HP-UX, Solaris and AIX).", T, "sar -q %runocc / 100")
 PLATFORM = _g("text_platform", "1 for the platform and release the text back-end recognised in the output.",
               ("target", "platform", "release"))
-TEXT_SOURCES = SourceMetrics.declare(f"{P}_text", "1 if the command is configured (sources sar, vmstat, iostat).")
+TEXT_SOURCES = SourceMetrics.declare(f"{P}_text",
+                                     "1 if the command is configured (sources sar, vmstat, iostat, uptime).")
 TEXT_SPECS = [CPU_MODE_RATIO, PAGE_SCANS_PER_SECOND, DISK_SERVICE_TIME, DISK_AWAIT, DISK_UTIL, DISK_TRANSFERS,
-              DISK_QUEUE, PLATFORM, *TEXT_SOURCES.specs()]
+              DISK_QUEUE, RUN_QUEUE, RUN_QUEUE_OCCUPIED, PLATFORM, *TEXT_SOURCES.specs()]

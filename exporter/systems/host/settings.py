@@ -22,8 +22,8 @@ class TextSettings(StrictModel):
         description="Put before every command, e.g. `[ssh, -o, BatchMode=yes, -o, ConnectTimeout=5, hpux1]` for a "
                     "remote host (key authentication; see the host README for a forced command); empty: run locally.")
     sar: list[str] = Field(["sar", "-u", "-d", "5", "1"],
-                           description="sar command (argument list; `[]` to skip): CPU (-u), disks (-d), and paging "
-                                       "with -g on Solaris (pgscan/s) or -B with sysstat.")
+                           description="sar command (argument list; `[]` to skip): CPU (-u), disks (-d), paging "
+                                       "with -g on Solaris (pgscan/s) or -B with sysstat, and the run queue with -q.")
     vmstat: list[str] = Field(["vmstat", "5", "2"],
                               description="vmstat command (`[]` to skip): needs a count of 2 or more (the first "
                                           "line is the average since boot); gives the scan rate `sr`.")
@@ -31,6 +31,11 @@ class TextSettings(StrictModel):
                               description="iostat command (`[]`, the default, skips it): e.g. `[iostat, -xn, 5, 2]` "
                                           "(Solaris), `[iostat, -D, 5, 2]` or `[iostat, -DRTl, 5, 2]` (AIX), "
                                           "`[iostat, -x, 5, 2]` (sysstat).")
+    uptime: list[str] = Field(
+        default_factory=list,
+        description="uptime command (`[]`, the default, skips it): e.g. `[uptime]`, the load averages as "
+                    "`middleware_host_load1/5/15` (every Unix prints them; off by default so that an upgrade runs no "
+                    "command a host's forced command does not allow). sysstat's `sar -q` gives them too.")
     platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
         "auto", description="The dialect of the output; `auto` recognises it from the banner and the headers.")
     target: str = Field("", description="Value of the `target` label of the text back-end's series (the host the "
@@ -42,7 +47,8 @@ class TextSettings(StrictModel):
 
     @model_validator(mode="after")
     def _arguments_pass_the_prefix(self) -> "TextSettings":
-        check_remote_arguments(self.command_prefix, {"sar": self.sar, "vmstat": self.vmstat, "iostat": self.iostat})
+        check_remote_arguments(self.command_prefix, {"sar": self.sar, "vmstat": self.vmstat, "iostat": self.iostat,
+                                                       "uptime": self.uptime})
         return self
 
 

@@ -1,5 +1,5 @@
-"""The host collector's text back-end: ``sar``, ``vmstat`` and ``iostat`` run as commands, locally or through a
-command prefix (``ssh -o BatchMode=yes host``), and their text parsed (``textparse.py``).  For hosts where the
+"""The host collector's text back-end: ``sar``, ``vmstat``, ``iostat`` and ``uptime`` run as commands, locally or
+through a command prefix (``ssh -o BatchMode=yes host``), and their text parsed (``textparse.py``).  For hosts where the
 exporter's Python cannot run or psutil has no port (HP-UX 11i, old Solaris) and for the guides' own figures:
 scan rate, ``avserv``/``svc_t`` service time, CPU idle and I/O wait.
 
@@ -34,8 +34,13 @@ from .metrics import (
     DISK_SERVICE_TIME,
     DISK_TRANSFERS,
     DISK_UTIL,
+    LOAD1,
+    LOAD5,
+    LOAD15,
     PAGE_SCANS_PER_SECOND,
     PLATFORM,
+    RUN_QUEUE,
+    RUN_QUEUE_OCCUPIED,
     TEXT_SOURCES,
 )
 from .settings import TextSettings
@@ -43,7 +48,7 @@ from .settings import TextSettings
 if TYPE_CHECKING:
     from . import textparse
 
-TOOLS = ("sar", "iostat", "vmstat")  # also the order in which a figure printed by two tools is taken
+TOOLS = ("sar", "iostat", "vmstat", "uptime")  # also the order in which a figure printed by two tools is taken
 DISK_FIELDS = (("service_time", DISK_SERVICE_TIME), ("await", DISK_AWAIT), ("util", DISK_UTIL),
                ("iops", DISK_TRANSFERS), ("queue", DISK_QUEUE))
 
@@ -111,7 +116,7 @@ class TextHost:
         if not reading.sections:
             first = first_line(result.stdout, 120)
             raise CommandError(f"{tool}: nothing recognised in the output (first line: {first!r})")
-        if tool != "sar" and reading.since_boot_only:
+        if tool in ("iostat", "vmstat") and reading.since_boot_only:
             raise CommandError(f"{tool}: only the first report, the average since boot, was printed; give an "
                                "interval and a count of 2 or more")
         return reading
@@ -128,5 +133,12 @@ class TextHost:
             for key, spec in DISK_FIELDS:
                 if key in figures:
                     spec.add(batch, figures[key], target=target, device=device)
+        if reading.load is not None:  # node_exporter's names, as /proc gives them; `target` is the collector's
+            for spec, value in zip((LOAD1, LOAD5, LOAD15), reading.load, strict=True):  # constant label here
+                spec.add(batch, value)
+        if reading.run_queue is not None:
+            RUN_QUEUE.add(batch, reading.run_queue, target=target)
+        if reading.run_queue_occupied is not None:
+            RUN_QUEUE_OCCUPIED.add(batch, reading.run_queue_occupied, target=target)
         if reading.platform:
             PLATFORM.add(batch, 1, target=target, platform=reading.platform, release=reading.release or "")

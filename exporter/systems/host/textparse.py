@@ -1,5 +1,5 @@
-"""Parsers for the text of ``sar``, ``vmstat`` and ``iostat`` as HP-UX, Solaris, AIX and Linux (sysstat, procps)
-print it: pure functions from text to :class:`Reading` (shares, rates and times in base units).
+"""Parsers for the text of ``sar``, ``vmstat``, ``iostat`` and ``uptime`` as HP-UX, Solaris, AIX and Linux (sysstat,
+procps) print it: pure functions from text to :class:`Reading` (shares, rates and times in base units).
 
 Columns are found by their header names, never by position alone: a data row counts only when it has as many
 fields as its header and every non-label field is a number.  ``sar`` with several options prints its headers
@@ -20,7 +20,7 @@ fails the source with that text instead of reporting a middle interval.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import islice
 
 from ...machine.numbers import decimal
@@ -58,6 +58,9 @@ class Reading:
     cpu: dict[str, float] = field(default_factory=dict)
     page_scan_rate: float | None = None
     disks: dict[str, dict[str, float]] = field(default_factory=dict)
+    load: tuple[float, float, float] | None = None  # uptime's 1-, 5- and 15-minute load averages
+    run_queue: float | None = None  # sar -q runq-sz: threads waiting for a CPU while the queue was occupied
+    run_queue_occupied: float | None = None  # sar -q %runocc / 100: share of the interval it was occupied
     samples: int = 0  # data rows (vmstat) or reports (iostat) seen
     since_boot_only: bool = False  # vmstat/iostat printed only their first report: averages since boot
     since_boot_disks: set[str] = field(default_factory=set)  # devices only in iostat's first (since-boot) report
@@ -162,27 +165,37 @@ def _drop_unmeasured(reading: Reading) -> Reading:
 def _is_header(rest: list[str]) -> bool:
     if not rest or any(number(t) is not None for t in rest):
         return False
-    return any(("%" in t or "/" in t or t in LABEL_COLUMNS) for t in rest)
+    return any(("%" in t or "/" in t or t in LABEL_COLUMNS) for t in rest) or rest[0] == "runq-sz"  # sysstat -q
+
+
+# SysV sar -q leaves the swap-queue columns blank while that queue was empty ("1.3  38" under four names).
+_SHORT_ROWS = {("runq-sz", "%runocc"): 2}
 
 
 @dataclass
 class _Section:
     columns: list[str]
     labels: frozenset[int]
+    fewest: int = 0  # the fewest fields a row may have (the leading columns); 0: all of them
 
     @classmethod
     def of(cls, columns: list[str]) -> "_Section":
-        return cls(columns, frozenset(i for i, c in enumerate(columns) if c in LABEL_COLUMNS))
+        return cls(columns, frozenset(i for i, c in enumerate(columns) if c in LABEL_COLUMNS),
+                   _SHORT_ROWS.get(tuple(columns[:2]), 0))
 
     @property
     def multi(self) -> bool:
         return bool(self.labels)
 
+    @cached_property
+    def widths(self) -> frozenset[int]:
+        return frozenset(range(self.fewest or len(self.columns), len(self.columns) + 1))
+
     def fit(self, rest: list[str]) -> dict[str, float | str] | None:
-        if len(rest) != len(self.columns):
+        if len(rest) not in self.widths:
             return None
         row: dict[str, float | str] = {}
-        for i, (name, token) in enumerate(zip(self.columns, rest, strict=True)):
+        for i, (name, token) in enumerate(zip(self.columns, rest, strict=False)):
             if i in self.labels:
                 if number(token) is not None and not name.lower().startswith("cpu"):
                     return None
@@ -277,6 +290,7 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
     widths: set[int] = set()
     cpu: dict[bool, dict[str, float]] = {}
     scans: dict[bool, float] = {}
+    queues: dict[bool, tuple[float, float | None, tuple[float, float, float] | None]] = {}
     disks: dict[str, dict[bool, dict[str, float]]] = {}
     seen: set[str] = set()
     average_from: int | None = None  # where the last Average block began
@@ -284,6 +298,7 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
         if index == read.join:  # the middle was skipped: what the head said of the intervals is stale
             cpu.pop(False, None)
             scans.pop(False, None)
+            queues.pop(False, None)
             for rows in disks.values():
                 rows.pop(False, None)
             cursor, after_header, in_average, skipping = 0, False, False, True
@@ -302,7 +317,7 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
                 sections = []
             if len(sections) < MAX_SECTIONS and (not sections or sections[-1].columns != rest):
                 sections.append(_Section.of(rest))
-                widths = {len(sec.columns) for sec in sections}
+                widths = set().union(*(sec.widths for sec in sections))
             after_header, cursor, skipping = True, 0, False
             continue
         after_header = False
@@ -318,12 +333,14 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
             if row is None:
                 continue
             cursor = i if sections[i].multi else i + 1
-            _take_sar_row(row, average, cpu, scans, disks, seen)
+            _take_sar_row(row, average, cpu, scans, disks, seen, queues)
             break
     for is_avg in (False, True):  # Average rows win over interval rows
         reading.cpu.update(cpu.get(is_avg, {}))
         if is_avg in scans:
             reading.page_scan_rate = scans[is_avg]
+        if is_avg in queues:
+            reading.run_queue, reading.run_queue_occupied, reading.load = queues[is_avg]
     for device, rows in disks.items():
         figures = rows.get(True) or rows.get(False)
         if figures:
@@ -334,7 +351,15 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
     return _drop_unmeasured(reading)
 
 
-def _take_sar_row(row, average, cpu, scans, disks, seen) -> None:
+def _take_sar_row(row, average, cpu, scans, disks, seen, queues) -> None:
+    runq = _f(row, "runq-sz")
+    if runq is not None:  # sar -q: SysV prints %runocc (a share), sysstat the load averages ldavg-1/5/15
+        occupied = _f(row, "%runocc")
+        loads = [_f(row, f"ldavg-{m}") for m in (1, 5, 15)]
+        load = (loads[0], loads[1], loads[2]) if None not in loads else None
+        queues[average] = (runq, occupied / 100 if occupied is not None and 0 <= occupied <= 100 else None, load)
+        seen.add("queue")
+        return
     shares = _cpu_from_row(row)
     if shares:
         cpu[average] = shares
@@ -433,6 +458,30 @@ def parse_vmstat(text: object, platform: str | None = None) -> Reading:
         reading.page_scan_rate = last[last_header.index("sr")]
         reading.sections.append("paging")
     return _drop_unmeasured(reading)
+
+
+# ---- uptime --------------------------------------------------------------------------------------------------
+def parse_uptime(text: object, platform: str | None = None) -> Reading:
+    """``uptime`` of every Unix: the three load averages after "load average:" (HP-UX, AIX, Solaris, Linux,
+    "load averages:" on macOS and BSD), separated by commas or, on macOS, by spaces.  The last such line counts;
+    a line with anything but three non-negative numbers there is passed over."""
+    reading = Reading(platform=platform)
+    for line in _lines(text).lines:
+        at = line.find("load average")
+        if at < 0:
+            continue
+        rest = line[at + len("load average"):].lstrip("s").lstrip()
+        if not rest.startswith(":"):
+            continue
+        fields = rest[1:].replace(",", " ").split()
+        values = [number(t) for t in fields]
+        if len(values) != 3 or any(v is None or v < 0 for v in values):
+            continue
+        reading.load = (values[0], values[1], values[2])  # type: ignore[assignment]
+    if reading.load is not None:
+        reading.sections.append("load")
+        reading.samples = 1
+    return reading
 
 
 # ---- iostat ---------------------------------------------------------------------------------------------------
@@ -749,8 +798,8 @@ def _parse_iostat_columns(read: _Text, reading: Reading) -> Reading:
 
 
 def parse(tool: str, text: object, platform: str | None = None) -> Reading:
-    """One tool's output ("sar", "vmstat" or "iostat")."""
-    parser = {"sar": parse_sar, "vmstat": parse_vmstat, "iostat": parse_iostat}.get(tool)
+    """One tool's output ("sar", "vmstat", "iostat" or "uptime")."""
+    parser = {"sar": parse_sar, "vmstat": parse_vmstat, "iostat": parse_iostat, "uptime": parse_uptime}.get(tool)
     return parser(text, platform) if parser else Reading(platform=platform)
 
 
@@ -764,6 +813,10 @@ def merge(readings: list[Reading]) -> Reading:
             out.cpu = dict(r.cpu)
         if out.page_scan_rate is None:
             out.page_scan_rate = r.page_scan_rate
+        if out.load is None:
+            out.load = r.load
+        if out.run_queue is None and r.run_queue is not None:
+            out.run_queue, out.run_queue_occupied = r.run_queue, r.run_queue_occupied
         for device, figures in r.disks.items():
             if device in r.since_boot_disks:
                 continue

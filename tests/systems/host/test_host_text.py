@@ -310,8 +310,59 @@ def test_one_bad_line_loses_nothing_and_nothing_raises():
         mixed = tp.parse_sar(base + bad + "\n")
         assert set(alone.disks) <= set(mixed.disks)
     for junk in (None, 12, b"bytes", "\n" * 30000, "x" * 100000):
-        for tool in ("sar", "vmstat", "iostat"):
+        for tool in ("sar", "vmstat", "iostat", "uptime"):
             tp.parse(tool, junk)  # type: ignore[arg-type]
+
+
+# ---- load: sar -q and uptime -----------------------------------------------------------------------------------
+def test_solaris10_sar_q_average_run_queue_and_occupancy():
+    r = tp.parse_sar(read(REAL / "solaris_sar_q.txt"))
+    assert (r.platform, r.release) == ("solaris", "5.10") and r.sections == ["queue"]
+    # Average      1.0       7     0.0       0  (the 05:00:00 row said %runocc 6)
+    assert r.run_queue == 1.0 and r.run_queue_occupied == approx(0.07)
+    assert r.load is None and r.cpu == {} and r.disks == {}  # SysV sar -q prints no load average
+
+
+def test_solaris9_sar_q_average_wins_over_the_last_interval():
+    r = tp.parse_sar(read(REAL / "solaris9_sar_q.txt"))
+    # Average 1.6 1 (the last interval, 11:20:01, said 1.6 0)
+    assert r.run_queue == approx(1.6) and r.run_queue_occupied == approx(0.01)
+
+
+def test_solaris26_sar_q_rows_without_the_swap_queue_columns_are_read():
+    r = tp.parse_sar(read(REAL / "solaris26_sar_q_sparse.txt"))
+    # Average 1.2 43: two fields under four names (the swap queue was empty); before, only 14:29:12 fitted
+    assert r.run_queue == approx(1.2) and r.run_queue_occupied == approx(0.43)
+    cut = read(REAL / "solaris26_sar_q_sparse.txt").split("Average")[0]
+    assert tp.parse_sar(cut).run_queue == approx(1.1)  # no Average: the last interval (14:31:12 1.1 37)
+
+
+def test_sysstat_sar_q_gives_the_load_averages():
+    text = ("Linux 6.1.0 (host) \t11/23/2026 \t_x86_64_\t(2 CPU)\n\n"
+            "02:47:01 AM   runq-sz  plist-sz   ldavg-1   ldavg-5  ldavg-15   blocked\n"
+            "02:47:02 AM         3       312      0.41      0.52      0.60         0\n"
+            "Average:            3       312      0.41      0.52      0.60         0\n")  # INVENTED (sysstat layout)
+    r = tp.parse_sar(text)
+    assert r.load == (0.41, 0.52, 0.60) and r.run_queue == 3 and r.run_queue_occupied is None
+
+
+@pytest.mark.parametrize(("name", "load"), [
+    ("coreutils_uptime.txt", (1.39, 1.15, 1.04)),
+    ("riscos_uptime.txt", (1.03, 0.50, 0.00)),
+    ("linux_procps_uptime.txt", (0.94, 0.98, 1.65)),
+])
+def test_uptime_load_averages(name, load):
+    r = tp.parse_uptime(read(REAL / name))
+    assert r.load == load and r.sections == ["load"]
+
+
+def test_uptime_spellings_and_garbage():
+    # macOS and the BSDs: "load averages:" separated by spaces (INVENTED, the layout of their uptime(1))
+    assert tp.parse_uptime("10:00  up 2 days, 3 users, load averages: 1.39 1.15 1.04\n").load == (1.39, 1.15, 1.04)
+    for bad in ("", "uptime: not found", "load average: 1.0, 2.0", "load average: -1, 2, 3",
+                "load average: nan, 1, 2", "load average 1, 2, 3", "x" * 100000, None, b"load average: 1, 2, 3"):
+        r = tp.parse_uptime(bad)
+        assert r.load is None and r.sections == []
 
 
 # ---- the collector ----------------------------------------------------------------------------------------------
@@ -335,10 +386,36 @@ def test_collector_hpux_through_collect(tmp_path):
     assert samples[("middleware_host_cpu_mode_ratio", (("mode", "idle"), t))] == 1.0
     assert ("middleware_host_cpu_mode_ratio", (("mode", "iowait"), t)) not in samples  # not printed: absent
     assert samples[("middleware_host_text_platform", (("platform", "hpux"), ("release", "B.11.23"), t))] == 1
-    assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == 1
-    assert samples[("middleware_host_text_source_present", (("source", "iostat"),))] == 0
+    assert samples[("middleware_host_text_source_success", (("source", "sar"), t))] == 1  # the target's sources
+    assert samples[("middleware_host_text_source_present", (("source", "iostat"), t))] == 0
     assert not any(name == "middleware_host_cpu_seconds_total" for name, _ in samples)  # no /proc, no counters
     assert batch.errors == {}
+
+
+def test_collector_load_under_the_procfs_names_with_the_target_label(tmp_path):
+    c = _collector(tmp_path, sar=_cat("solaris_sar_q.txt"), vmstat=[], uptime=_cat("coreutils_uptime.txt"),
+                   target="sol1")
+    samples, batch = collect(c)
+    assert batch.errors == {}
+    t = ("target", "sol1")
+    assert samples[("middleware_host_load1", (t,))] == approx(1.39)
+    assert samples[("middleware_host_load5", (t,))] == approx(1.15)
+    assert samples[("middleware_host_load15", (t,))] == approx(1.04)
+    assert samples[("middleware_host_run_queue_length", (t,))] == 1.0
+    assert samples[("middleware_host_run_queue_occupied_ratio", (t,))] == approx(0.07)
+    assert samples[("middleware_host_text_source_success", (("source", "uptime"), t))] == 1
+
+
+def test_collector_uptime_off_by_default_and_its_garbage_fails_only_its_source(tmp_path):
+    samples, _ = collect(_collector(tmp_path, sar=_cat("hpux_sar_d.txt"), vmstat=[]))
+    assert samples[("middleware_host_text_source_present", (("source", "uptime"),))] == 0
+    assert not any(name == "middleware_host_load1" for name, _ in samples)
+    c = _collector(tmp_path, sar=_cat("hpux_sar_d.txt"), vmstat=[], uptime=["echo", "uptime: no utmp"])
+    samples, batch = collect(c)
+    assert samples[("middleware_host_text_source_success", (("source", "uptime"),))] == 0
+    assert samples[("middleware_host_text_source_success", (("source", "sar"),))] == 1
+    assert "uptime: nothing recognised" in batch.errors["uptime"] and "no utmp" in batch.errors["uptime"]
+    assert not any(name == "middleware_host_load1" for name, _ in samples)
 
 
 def test_collector_disk_exclude_applies(tmp_path):
@@ -474,8 +551,8 @@ def test_collector_reads_aix_iostat_DRTl(tmp_path):
     c = _collector(tmp_path, sar=[], vmstat=[], iostat=_cat("aix_iostat_DRTl.txt"), target="aix1")
     samples, batch = collect(c)
     assert batch.errors == {}
-    assert samples[("middleware_host_text_source_success", (("source", "iostat"),))] == 1
     t = ("target", "aix1")
+    assert samples[("middleware_host_text_source_success", (("source", "iostat"), t))] == 1
     assert samples[("middleware_host_disk_util_ratio", (("device", "hdisk1"), t))] == approx(0.79)
     assert samples[("middleware_host_disk_service_time_seconds", (("device", "hdisk1"), t))] == approx(0.0013)
 
