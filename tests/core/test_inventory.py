@@ -12,8 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporter.core.inventory import (Group, Inventory, InventoryError, InventoryFile, load, parse, select, shard,
-                                     target_problem)
+from exporter.core.inventory import (
+    Group,
+    Inventory,
+    InventoryError,
+    InventoryFile,
+    load,
+    parse,
+    select,
+    shard,
+    target_problem,
+)
 
 from ..support import REPO
 
