@@ -90,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     web.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
                      help="exporter-toolkit web configuration (TLS, basic auth, headers), the file node_exporter "
                           "reads; see docs/security.md.")
+    web.add_argument("--inventory.file", dest="inventory_file", metavar="FILE",
+                     help="The estate's targets in a file_sd-shaped file (YAML or JSON), served at /sd; see "
+                          "docs/estate.md.")
     server = _Parser(add_help=False)
     _web_flags(server)
     sub = parser.add_subparsers(dest="command")
@@ -200,6 +203,8 @@ def _overrides(args: argparse.Namespace) -> dict[tuple[str, ...], Any]:
     result: dict[tuple[str, ...], Any] = {}
     if getattr(args, "listen_address", None) is not None:  # run and check-config have the flag
         result[("web", "listen_address")] = args.listen_address
+    if getattr(args, "inventory_file", None) is not None:
+        result[("inventory", "file")] = args.inventory_file
     if args.procfs is not None:
         result[("paths", "procfs")] = args.procfs
     if args.sysfs is not None:
@@ -332,6 +337,14 @@ def _main(argv: Sequence[str] | None) -> int:
             from .web.webconfig import load_web_config
 
             web_config = load_web_config(args.web_config_file)
+        inventory = None
+        if config.inventory.file and args.command in ("run", "check-config"):
+            from .core.inventory import InventoryError, InventoryFile
+
+            try:  # a broken inventory at start is a configuration error; later ones keep the last good one
+                inventory = InventoryFile(config.inventory.file, config.inventory.refresh_interval)
+            except InventoryError as exc:
+                raise ConfigError(str(exc)) from None
         if args.command == "check-config":
             build_collectors(config)  # constructors validate what pydantic cannot (e.g. regexes in use)
             if not args.no_password_sources:
@@ -350,7 +363,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return _collect_once(scheduler, args)
     if args.command == "advise":
         return _advise(scheduler, config, args)
-    return _serve(scheduler, config, host, port, limits, web_config, frozenset(args.web_auth_exempt))
+    return _serve(scheduler, config, host, port, limits, web_config, frozenset(args.web_auth_exempt), inventory)
 
 
 def _serving(args: list[str]) -> bool:
@@ -559,7 +572,7 @@ class _Shutdown:
 
 
 def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_config=None,
-           open_paths: frozenset[str] = frozenset()) -> int:
+           open_paths: frozenset[str] = frozenset(), inventory=None) -> int:
     import uvicorn
 
     from .web.gate import WebGate
@@ -578,7 +591,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     if live is not None:
         scheduler.self_metrics.tls_certificate = live.certificate_validity
     guard = ConnectionGuard(limits, live)
-    app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}, settings=config),
+    app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}, settings=config,
+                             inventory=inventory),
                   live=live, open_paths=open_paths, max_requests=limits.max_requests, date=quiet)
     try:
         sock = guard.listen(host, port)
@@ -596,6 +610,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     log.debug("msg=%s %s", json.dumps("command guards"), " ".join(f"{k}={str(v).lower()}" for k, v in guards.items()))
     stopper.catch_signals()
     scheduler.start()
+    if inventory is not None:
+        inventory.start()
     server_cls = server_class(guard, stopper.begin, quiet)  # uvicorn's internals, in one place: web/serving.py
     server = server_cls(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            date_header=not quiet,
@@ -609,5 +625,7 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
             server.run(sockets=[sock])
     finally:
         stopper.finish(scheduler)
+        if inventory is not None:
+            inventory.stop()
         sock.close()
     return 0 if server.started or stopper.requested else 1

@@ -22,7 +22,15 @@ from typing import Any, Mapping
 from pydantic import Field, SerializationInfo, ValidationInfo, create_model, field_serializer, field_validator
 
 from .core.collector import Collector
-from .core.config import LogSettings, PathSettings, StaticLabelMap, WebSettings, labels_field, load_config
+from .core.config import (
+    InventorySettings,
+    LogSettings,
+    PathSettings,
+    StaticLabelMap,
+    WebSettings,
+    labels_field,
+    load_config,
+)
 from .core.settings import CollectorSettings, StrictModel
 
 ON, OFF = True, False
@@ -150,6 +158,7 @@ class Config(StrictModel):
     web: WebSettings = Field(default_factory=WebSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    inventory: InventorySettings = Field(default_factory=InventorySettings)
     labels: StaticLabelMap = labels_field(
         "Labels added to every series this exporter exposes (e.g. env: prod, site: fra1), its own included; a "
         "target's labels of the same name override them (docs/configuration.md, Static labels).")

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel
 
 from exporter.core.collector import Collector, Context
-from exporter.core.config import LogSettings, PathSettings, WebSettings
+from exporter.core.config import InventorySettings, LogSettings, PathSettings, WebSettings
 from exporter.core.metrics import MetricSpec
 from exporter.core.selfmetrics import SPECS as SELF_SPECS
 from exporter.registry import COLLECTORS as REGISTERED
@@ -108,6 +108,7 @@ def config_reference() -> str:
     lines += _rows("web.", WebSettings)
     lines += _rows("paths.", PathSettings)
     lines += _rows("log.", LogSettings)
+    lines += _rows("inventory.", InventorySettings)
     lines += [row for row in _rows("", Config) if row.startswith("| `labels`")]
     for cls in COLLECTORS:
         lines += _rows(f"collectors.{cls.name}.", cls.Settings)

@@ -73,6 +73,13 @@ class PathSettings(StrictModel):
                                          "container): the filesystem collector measures mount points under it.")
 
 
+class InventorySettings(StrictModel):
+    file: str | None = Field(None, description="The estate's targets in a file of Prometheus' file_sd shape (YAML or "
+                                               "JSON), served at GET /sd (docs/estate.md); none by default.")
+    refresh_interval: float = Field(5.0, ge=0.1, le=3600,
+                                    description="Seconds between looks at the inventory file for a change.")
+
+
 class LogSettings(StrictModel):
     level: str = Field("info", description="debug, info, warning or error.")
     format: str = Field("logfmt", description="logfmt or json.")

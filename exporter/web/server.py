@@ -1,5 +1,5 @@
-"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors, the advice (/api/v1/advice, /advice) and the
-status page (/)."""
+"""HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors, the advice (/api/v1/advice, /advice), the
+status page (/), and with an inventory file the discovery of its targets (/sd, /api/v1/inventory)."""
 
 from __future__ import annotations
 
@@ -91,10 +91,37 @@ class App:
         await send({"type": "http.response.body", "body": body})
 
 
-def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, settings: Any = None) -> App:
+def shard_parameters(query: Any) -> tuple[int, int] | str:
+    """``?shard=I&shards=N`` of a /sd request as (I, N), (0, 1) when neither is given, or the message of the 400
+    naming the parameter at fault."""
+    from ..core.inventory import MAX_SHARDS
+
+    given = {name: query.getlist(name) for name in ("shard", "shards")}
+    if not given["shard"] and not given["shards"]:
+        return 0, 1
+    values = {}
+    for name in ("shard", "shards"):
+        if not given[name]:
+            return f"{name}: missing (give shard and shards together, e.g. ?shard=0&shards=2)"
+        if len(given[name]) > 1:
+            return f"{name}: given more than once"
+        text = given[name][0]
+        if not (text.isascii() and text.isdigit() and len(text) <= 4):
+            return f"{name}: must be a whole number"
+        values[name] = int(text)
+    if not 1 <= values["shards"] <= MAX_SHARDS:
+        return f"shards: must be from 1 to {MAX_SHARDS}"
+    if values["shard"] >= values["shards"]:
+        return "shard: must be from 0 to shards-1"
+    return values["shard"], values["shards"]
+
+
+def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, settings: Any = None,
+               inventory: Any = None) -> App:
     """The HTTP app over a running scheduler; ``catalogue`` (name -> description of every collector this build
     has) lets the status pages list the disabled ones too; ``settings`` (the loaded configuration) tells the
-    advisor which targets are configured."""
+    advisor which targets are configured; ``inventory`` (a core.inventory.InventoryFile, when one is configured)
+    is served at /sd."""
     app = FastAPI(**_fastapi_options())
     enabled = set(scheduler.states)
 
@@ -144,6 +171,22 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
 
         return HTMLResponse(render(build_report(scheduler, settings), version=__version__),
                             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
+
+    if inventory is not None:
+        @app.get("/sd")
+        async def service_discovery(request: Request) -> Response:
+            # Prometheus' http_sd (docs/estate.md): 200 with application/json, [] when there is nothing; the last
+            # good inventory while a newer version of the file is broken (/api/v1/inventory says why)
+            from ..core.inventory import select
+
+            parameters = shard_parameters(request.query_params)
+            if isinstance(parameters, str):
+                return Response(parameters + "\n", status_code=400, media_type="text/plain; charset=utf-8")
+            return JSONResponse(select(inventory.inventory, *parameters).as_sd())
+
+        @app.get("/api/v1/inventory")
+        async def inventory_status() -> JSONResponse:
+            return JSONResponse(inventory.status())
 
     guide: dict[str, list[str]] = {}  # collector -> the guide rows its metrics serve, worked out on first use
 

@@ -24,10 +24,10 @@ from ..support import REPO, require_binary
 # not used (http=h11, ws=none); the advisor and the status page: on their first request; yaml: only with a
 # configuration file, a MIDDLEWARE_EXPORTER_ variable or a web configuration; prometheus_client: only for its own
 # objects (families(): tests, /advice, collect-once) and what the fast writer leaves to it; the web configuration's
-# module: only with --web.config.file
+# module: only with --web.config.file; the inventory (core/inventory.py): only with an inventory file
 NEVER_AT_DEFAULT_START = ("jinja2", "cryptography", "bcrypt", "psutil", "uvloop", "httptools", "websockets",
                           "email_validator", "exporter.advisor", "exporter.web.statuspage", "yaml", "prometheus_client",
-                          "exporter.web.webconfig")
+                          "exporter.web.webconfig", "exporter.core.inventory")
 # collectors that are off by default and not configured: nothing of theirs is imported at start, not even their
 # settings (exporter/registry.py, Dormant); the collector modules, parsers, checks and clients come with the
 # collector's first use, the settings with a configuration that gives the section
