@@ -37,7 +37,8 @@ def _skip_kind(reason: str) -> str:
     reason = reason.removeprefix("Skipped: ")
     if "MWE_TEST_" in reason or reason.startswith("set MWE_"):
         return "opt-in test for a real system (set MWE_TEST_*)"
-    return re.sub(r"(/[^\s:;,)]+)+|\d+", "#", reason.split(";")[0].split(" (")[0])[:70]
+    reason = re.sub(r"\s*\([^()]*\)", "", reason).split(";")[0]  # the details in parentheses, then the cause
+    return re.sub(r"(?<!\S)/\S+|\d+", "#", reason)[:80]
 
 
 @pytest.hookimpl(trylast=True)
