@@ -287,6 +287,23 @@ def _yaml_problem(exc: Exception) -> str:
     return re.sub(r"'[^']{4,}'|\"[^\"]{4,}\"", "'...'", problem)
 
 
+def parse_yaml(text: str, where: str) -> Any:
+    """``text`` parsed by the strict loader (a repeated key fails) and bounded by ``check_shape``; a ValueError
+    naming ``where`` (``config file /etc/x.yml``, ``inventory file ...``) and the line, never quoting the text."""
+    try:
+        data = _parse_yaml(text)
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    except _yaml_error() as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ValueError(f"{where} is not valid YAML{at}: {_yaml_problem(exc)}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ValueError(f"{where} is not valid YAML: {NESTED_TOO_DEEPLY}") from None
+    check_shape(data, where)
+    return data
+
+
 def _decode(raw: bytes, path: Any) -> str:
     try:
         return raw.decode("utf-8-sig")
@@ -416,19 +433,9 @@ def load_config(
             if match:
                 remember(match.group(1).strip().strip("'\"").lstrip("*&!"))
         try:
-            loaded = _parse_yaml(text)
-        except DuplicateKeyError as exc:
-            raise ConfigError(f"config file {path}: {exc}") from None
-        except _yaml_error() as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise ConfigError(scrub(f"config file {path} is not valid YAML{where}: {_yaml_problem(exc)}")) from None
-        except RecursionError:  # PyYAML composes nested collections recursively
-            raise ConfigError(f"config file {path} is not valid YAML: {NESTED_TOO_DEEPLY}") from None
-        try:
-            check_shape(loaded, f"config file {path}")
+            loaded = parse_yaml(text, origin)
         except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(scrub(str(exc))) from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .configfiles import NESTED_TOO_DEEPLY, UnreadableFile, check_shape, read_file
+from .metrics import LABEL_NAME_RE
 
 MODULE_LABEL = "__param_module"
 MAX_TARGET_LENGTH = 253  # a DNS name's limit
 MAX_SHARDS = 1024
-LABEL_NAME_RE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 # a host name: dot-separated labels of letters, digits, '_' and '-', no label starting or ending with '-'
 _HOST_RE = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)"
                       r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?")
@@ -172,20 +172,23 @@ def load(path: str) -> Inventory:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InventoryError(f"inventory file {path} is not UTF-8") from None
-    from .config import DuplicateKeyError, _parse_yaml, _yaml_error, _yaml_problem  # strict: a repeated key fails
+    where = f"inventory file {path}"
+    if not path.endswith(".json"):
+        from .config import parse_yaml  # the configuration's strict loader: a repeated key fails
 
+        try:
+            data = parse_yaml(text, where)
+        except ValueError as exc:
+            raise InventoryError(str(exc)) from None
+        return parse(data, path)
     try:
-        data = json.loads(text) if path.endswith(".json") else _parse_yaml(text)
+        data = json.loads(text)
     except RecursionError:
-        raise InventoryError(f"inventory file {path}: {NESTED_TOO_DEEPLY}") from None
-    except (ValueError, DuplicateKeyError) as exc:  # json.JSONDecodeError, a repeated key
-        raise InventoryError(f"inventory file {path} is not valid: {exc}") from None
-    except _yaml_error() as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InventoryError(f"inventory file {path} is not valid YAML{where}: {_yaml_problem(exc)}") from None
+        raise InventoryError(f"{where}: {NESTED_TOO_DEEPLY}") from None
+    except ValueError as exc:  # json.JSONDecodeError
+        raise InventoryError(f"{where} is not valid: {exc}") from None
     try:
-        check_shape(data, f"inventory file {path}")
+        check_shape(data, where)
     except ValueError as exc:
         raise InventoryError(str(exc)) from None
     return parse(data, path)
