@@ -152,6 +152,20 @@ def spawner(tmp_path):
         proc.wait()
 
 
+def running_under(directory: Path) -> list[str]:
+    """``pid: command line`` of every process whose command line names a file under ``directory`` (a test's
+    stand-in scripts and the sleep they started): what a killed command must not leave behind."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if f"{directory}/" in cmdline:
+            found.append(f"{pid}: {cmdline}")
+    return found
+
+
 def wait_for_comm(proc: subprocess.Popen, name: str) -> None:
     deadline = time.monotonic() + 60  # a backstop: the exec takes milliseconds, more on a loaded machine
     while time.monotonic() < deadline:

@@ -7,7 +7,6 @@ each one comes from; tests/fixtures/host_text/ holds the invented awkward cases)
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 import time
@@ -22,7 +21,7 @@ from exporter.machine.deadline import BoundedCall, Overdue
 from exporter.systems.host import textparse as tp
 from exporter.systems.host.collector import HostCollector
 from exporter.systems.host.settings import HostSettings
-from tests.support import FIXTURES, collect, shell_script
+from tests.support import FIXTURES, collect, running_under, shell_script
 
 REAL = FIXTURES / "real" / "host_text"
 INVENTED = FIXTURES / "host_text"
@@ -476,18 +475,6 @@ def test_hanging_and_failing_commands_are_isolated(tmp_path):
     assert samples[("middleware_host_disk_util_ratio", (("device", "sd0"), ("target", "")))] == approx(0.71)
 
 
-def _running(marker: Path) -> list[str]:
-    """Command lines of the processes still running a script under ``marker`` (the scripts and their sleep)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if f"{marker}/" in cmdline:
-            found.append(f"{pid}: {cmdline}")
-    return found
-
 
 @pytest.mark.integration  # waits out a hang or a timeout
 def test_the_commands_never_outlive_the_callers_deadline(tmp_path):
@@ -511,10 +498,10 @@ def test_the_commands_never_outlive_the_callers_deadline(tmp_path):
             assert samples[("middleware_host_text_source_success", (("source", tool),))] == 0
             assert tool in batch.errors  # timed out, or killed or not started at the deadline of the run
     for _ in range(50):  # killed and reaped before the run returns; the wait only absorbs a slow /proc
-        if not _running(bindir):
+        if not running_under(bindir):
             break
         time.sleep(0.1)
-    assert _running(bindir) == []
+    assert running_under(bindir) == []
 
 
 def test_output_nothing_recognised_is_an_error(tmp_path):

@@ -29,7 +29,7 @@ from exporter.machine.deadline import BoundedCall, Overdue
 from exporter.systems.hpom.collector import HpomCollector
 from exporter.systems.hpom.settings import HpomSettings
 
-from ...support import collect, shell_script
+from ...support import collect, running_under, shell_script
 from . import test_hpom
 from .test_hpom import FAKES, MTIME, QUEUES, SERVER
 
@@ -44,7 +44,7 @@ HUNG = ("opcsv", "ovc", "ovconfget")
 def _kill_leftovers(tmp_path):
     """A failing test (the defect back) must not leave its stand-ins sleeping for ten minutes."""
     yield
-    for line in _leftovers(tmp_path / "hung"):
+    for line in running_under(tmp_path / "hung"):
         with contextlib.suppress(OSError):
             os.killpg(int(line.split(":", 1)[0]), signal.SIGKILL)
 
@@ -69,27 +69,15 @@ def _starts(tmp_path: Path, name: str) -> list[int]:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
-def _leftovers(bindir: Path) -> list[str]:
-    """Command lines of the processes still running one of the stand-ins (the scripts and their sleep)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if f"{bindir}/" in cmdline:
-            found.append(f"{pid}: {cmdline}")
-    return found
-
 
 def _no_leftovers(bindir: Path) -> None:
     # the commands are killed and reaped before the run returns; the wait only absorbs a slow /proc on a busy
     # machine (a leftover sleeps 600 s)
     for _ in range(50):
-        if not _leftovers(bindir):
+        if not running_under(bindir):
             return
         time.sleep(0.1)
-    raise AssertionError(f"stand-ins still running: {_leftovers(bindir)}")
+    raise AssertionError(f"stand-ins still running: {running_under(bindir)}")
 
 
 def _samples(families) -> dict:
