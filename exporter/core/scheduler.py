@@ -566,6 +566,7 @@ class Scheduler:
                 kind: str = "") -> None:
         with self._demand:  # a read from now on reads this result (the collector's loop waits for one)
             self._finished_at[state.name] = time.monotonic()
+        failed: dict[str, str] = {}
         with self._lock:
             state.duration = duration
             now = self._wall()
@@ -603,7 +604,7 @@ class Scheduler:
             state.nothing_read = batch.nothing_to_read if error is None and batch is not None else None
             state.version += 1
             self._generation += 1
-        self._log_changes(state, error is None and batch is not None)
+        self._log_changes(state, error is None and batch is not None, failed)
 
     def _settle_targets(self, state: CollectorState, batch: MetricBatch, now: float) -> None:
         """Keep what the run said about each target (core/targets.py); a configured target it did not mention was
@@ -624,9 +625,10 @@ class Scheduler:
             if target.up:
                 target.last_success = now
 
-    def _log_changes(self, state: CollectorState, succeeded: bool) -> None:
+    def _log_changes(self, state: CollectorState, succeeded: bool, failed: dict[str, str]) -> None:
         """One line per new cause: the collector's failure, the sources that fail for the same cause together;
-        and one line on recovery.  A failure that goes on with the same cause is not logged again."""
+        and one line on recovery.  A failure that goes on with the same cause is not logged again.  ``failed``:
+        the run's :func:`failed_sources`, as :meth:`_finish` worked them out."""
         if not succeeded:
             key = cause_key(state.last_error or "")
             if state.logged_cause is None:
@@ -646,7 +648,7 @@ class Scheduler:
         new_causes: dict[tuple[str, str], list[str]] = {}
         messages: dict[tuple[str, str], str] = {}
         current: dict[str, _Cause] = {}
-        for source, message in failed_sources(state).items():  # a down target's: its "target down" line says it
+        for source, message in failed.items():  # a down target's: its "target down" line says it
             key = cause_key(message)
             cause = state.logged_sources.get(source)
             seen = "new" if cause is None else cause.observe("", key)
