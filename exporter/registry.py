@@ -40,7 +40,7 @@ from .core.config import (
     labels_field,
     load_config,
 )
-from .core.probe import ModuleSettings, check_module_name, substitute
+from .core.probeconfig import ModuleSettings, check_module_name, substitute
 from .core.settings import CollectorSettings, StrictModel
 
 ON, OFF = True, False
