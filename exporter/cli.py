@@ -571,6 +571,35 @@ class _Shutdown:
         os._exit(0)
 
 
+def _prober(scheduler: Scheduler, config, inventory):
+    """The prober of the configured modules (core/probe.py) and the directory of its ssh connection masters, or
+    (None, None); the inventory's and the prober's series join the exporter's own."""
+    if inventory is not None:
+        from .core.probe import INVENTORY_SPECS, add_inventory_series
+
+        inventory.on_change = scheduler.touch
+        if not config.modules:
+            scheduler.self_metrics.extra.append((INVENTORY_SPECS, lambda batch: add_inventory_series(batch,
+                                                                                                     inventory)))
+    if not config.modules:
+        return None, None
+    from .core.probe import OWN_SPECS, Prober
+    from .machine.sshcontrol import ControlDirectory
+    from .registry import module_builder
+
+    control = ControlDirectory()
+    context = Context(procfs=config.paths.procfs, sysfs=config.paths.sysfs, rootfs=config.paths.rootfs)
+    redact = make_redactor(config)
+    prober = Prober(config.modules, module_builder(config, context, control),
+                    lambda collectors: Scheduler(collectors, redact=redact, labels=config.labels, exporter_wide=False),
+                    inventory=inventory, redact=redact, on_change=scheduler.touch)
+    scheduler.self_metrics.extra.append((OWN_SPECS, prober.add_own_series))
+    ssh_targets = len(inventory.inventory.targets()) if inventory is not None else 0
+    if any(module.ssh is not None and module.ssh.control_persist for module in config.modules.values()):
+        runner.keep_masters(max(ssh_targets + ssh_targets // 4, 64))  # one master per host, room for growth
+    return prober, control
+
+
 def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_config=None,
            open_paths: frozenset[str] = frozenset(), inventory=None) -> int:
     import uvicorn
@@ -591,8 +620,9 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     if live is not None:
         scheduler.self_metrics.tls_certificate = live.certificate_validity
     guard = ConnectionGuard(limits, live)
+    prober, control = _prober(scheduler, config, inventory)
     app = WebGate(create_app(scheduler, {cls.name: cls.description for cls in COLLECTORS}, settings=config,
-                             inventory=inventory),
+                             inventory=inventory, prober=prober),
                   live=live, open_paths=open_paths, max_requests=limits.max_requests, date=quiet)
     try:
         sock = guard.listen(host, port)
@@ -627,5 +657,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
         stopper.finish(scheduler)
         if inventory is not None:
             inventory.stop()
+        if prober is not None:
+            prober.close()
+            control.close()
         sock.close()
     return 0 if server.started or stopper.requested else 1

@@ -19,9 +19,18 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pydantic import Field, SerializationInfo, ValidationInfo, create_model, field_serializer, field_validator
+from pydantic import (
+    Field,
+    SerializationInfo,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
-from .core.collector import Collector
+from .core.collector import Collector, Context
 from .core.config import (
     InventorySettings,
     LogSettings,
@@ -31,6 +40,7 @@ from .core.config import (
     labels_field,
     load_config,
 )
+from .core.probeconfig import ModuleSettings, check_module_name, substitute
 from .core.settings import CollectorSettings, StrictModel
 
 ON, OFF = True, False
@@ -163,6 +173,102 @@ class Config(StrictModel):
         "Labels added to every series this exporter exposes (e.g. env: prod, site: fra1), its own included; a "
         "target's labels of the same name override them (docs/configuration.md, Static labels).")
     collectors: CollectorsSettings = Field(default_factory=CollectorsSettings)
+    modules: dict[str, ModuleSettings] = Field(
+        default_factory=dict,
+        description="Modules of GET /probe (docs/estate.md): what to read of a target and how; none by default.")
+
+    @model_validator(mode="after")
+    def _modules_build(self) -> "Config":
+        """Every module builds for a sample target, so that a module that cannot read any target fails at start
+        with its key, not at its first probe."""
+        for name, module in self.modules.items():
+            problem = check_module_name(name)
+            if problem:
+                raise ValueError(f"modules: {name[:60]!r}: {problem}")
+            for system in module.collectors:
+                if system not in PROBED_SYSTEMS:
+                    raise ValueError(f"modules.{name}.collectors.{system}: not a collector that reads a target "
+                                     f"(one of {', '.join(PROBED_SYSTEMS)})")
+            module_settings(name, module, SAMPLE_TARGET)
+        return self
+
+
+# The systems a module may read: those whose collector reads another machine.  host and filesystem only through
+# their text back-end (procfs and psutil read the exporter's own host).
+PROBED_SYSTEMS = ("host", "filesystem", "oracle", "ibmmq", "hpom", "domino")
+_TEXT_BACKEND = ("host", "filesystem")
+SAMPLE_TARGET = "sample-target.invalid:1"
+
+
+def _collector_timeout(module: ModuleSettings) -> float:
+    """A module's collectors' default timeout: a second under the probe's deadline (half of it, for short ones),
+    so that a collection usually ends before its probe has to answer."""
+    return max(module.timeout - 1.0, module.timeout / 2)
+
+
+def module_settings(name: str, module: ModuleSettings, target: str,
+                    ssh_prefix: Any = None) -> list[tuple[Registered, CollectorSettings]]:
+    """The settings of each collector of module ``name`` for ``target`` (checked by the caller): its section with
+    the target put in, the text back-end's ssh prefix (``ssh_prefix(target)``; by default one without connection
+    reuse) and the probe's timeouts.  ValueError naming the key when a section does not validate."""
+    from .machine.sshcontrol import split_target
+
+    host, port = split_target(target)
+    result = []
+    for system, section in module.collectors.items():
+        entry = _BY_NAME[system]
+        at = f"modules.{name}.collectors.{system}"
+        raw = dict(substitute(section, target, host, port))
+        raw.setdefault("timeout", _collector_timeout(module))
+        raw.setdefault("interval", max(float(raw["timeout"]) if isinstance(raw["timeout"], (int, float)) else 0,
+                                       module.timeout, 15.0))
+        raw["enabled"] = True
+        if system in _TEXT_BACKEND:
+            raw.setdefault("backend", "text")
+            if raw["backend"] != "text":
+                raise ValueError(f"{at}.backend: a module reads a host through the text back-end only")
+            text = dict(raw.get("text") or {})
+            if module.ssh is not None:
+                if text.get("command_prefix"):
+                    raise ValueError(f"{at}.text.command_prefix: give either modules.{name}.ssh or a command "
+                                     f"prefix, not both")
+                text["command_prefix"] = (ssh_prefix or ssh_prefix_of(module))(target)
+            text.setdefault("target", target)
+            if "command_timeout" not in text and isinstance(raw["timeout"], (int, float)):
+                text["command_timeout"] = max(float(raw["timeout"]) * 0.8, 0.5)
+            raw["text"] = text
+        try:
+            result.append((entry, entry.Settings.model_validate(raw)))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"{at}{'.' + where if where else ''}: {first['msg']}") from None
+    return result
+
+
+def ssh_prefix_of(module: ModuleSettings, control: Any = None) -> Any:
+    """``prefix(target)``: the ssh command prefix of ``module``'s targets (None without ``ssh``), with connection
+    masters in ``control`` (a machine.sshcontrol.ControlDirectory; None: a connection per command)."""
+    from .machine.sshcontrol import ssh_prefix
+
+    ssh = module.ssh
+    if ssh is None:
+        return None
+    return lambda target: ssh_prefix(target, user=ssh.user, port=ssh.port, identity_file=ssh.identity_file,
+                                     config_file=ssh.config_file, options=tuple(ssh.options),
+                                     connect_timeout=ssh.connect_timeout, control=control,
+                                     control_persist=ssh.control_persist)
+
+
+def module_builder(config: "Config", context: Context, control: Any = None) -> Any:
+    """``build(module, target)``: the collectors of a checked target (core/probe.py, Prober), their connection
+    masters' sockets in ``control`` (a machine.sshcontrol.ControlDirectory; None: no connection reuse)."""
+    def build(name: str, target: str) -> list[Collector]:
+        module = config.modules[name]
+        return [entry.load()(settings, context)
+                for entry, settings in module_settings(name, module, target, ssh_prefix_of(module, control))]
+
+    return build
 
 
 def load(path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None,

@@ -57,7 +57,13 @@ def metrics_table(specs: list[MetricSpec]) -> str:
 
 
 def metrics_reference() -> str:
-    lines = ["#### `exporter`: The exporter itself (always on).\n", metrics_table(SELF_SPECS), ""]
+    from exporter.core.probe import OWN_SPECS, PROBE_SPECS
+
+    lines = ["#### `exporter`: The exporter itself (always on).\n", metrics_table(SELF_SPECS), "",
+             "#### `probe`: Each answer of `GET /probe` (docs/estate.md), beside its target's series.\n",
+             metrics_table(PROBE_SPECS), "",
+             "#### `probes`: The exporter's probes and inventory, on `/metrics` (with `modules:` or an inventory file)."
+             "\n", metrics_table(OWN_SPECS), ""]
     for cls in COLLECTORS:
         lines += [f"#### `{cls.name}`: {cls.description}\n", metrics_table(reference_specs(cls)), ""]
     lines.append("The exporter also serves `process_*` metrics about itself (CPU, resident memory, open files).")

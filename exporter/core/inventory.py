@@ -237,6 +237,7 @@ class InventoryFile:
         self.failures = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.on_change: Any = None  # called after a re-read, good or not (the exporter's own series changed)
 
     def check(self) -> bool:
         """Re-read the file if it changed since the last look; True when a new inventory was taken."""
@@ -262,7 +263,10 @@ class InventoryFile:
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):
             try:
+                before = (self.reloads, self.failures)
                 self.check()
+                if self.on_change is not None and (self.reloads, self.failures) != before:
+                    self.on_change()
             except Exception:  # never let the watcher die: the last good inventory stays served
                 log.exception("msg=%s", json.dumps("inventory watcher"))
 

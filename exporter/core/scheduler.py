@@ -411,7 +411,8 @@ class Scheduler:
     """Owns the enabled collectors, their worker threads and the rendered snapshot."""
 
     def __init__(self, collectors: Iterable[Collector], redact: Callable[[str], str] = scrub,
-                 wall_clock: Callable[[], float] = time.time, labels: dict[str, str] | None = None) -> None:
+                 wall_clock: Callable[[], float] = time.time, labels: dict[str, str] | None = None,
+                 exporter_wide: bool = True) -> None:
         self.states = {c.name: CollectorState(c) for c in collectors}
         # the configured labels (exporter-wide ``labels`` and each target's), added to a run's samples when they
         # are written (core.metrics.Rows.series), and to the exporter's own series
@@ -438,7 +439,7 @@ class Scheduler:
         self._finished_at = {name: float("-inf") for name in self.states}  # when each run last ended (monotonic)
         self.start_time = self._wall()
         self.self_metrics = SelfMetrics(self._self_snapshot, self.start_time,
-                                        StaticLabels(labels, ("collector", "target"), own))
+                                        StaticLabels(labels, ("collector", "target"), own), exporter_wide)
         self.exposition = Exposition()
 
     # ---- running ---------------------------------------------------------------------------------------
@@ -751,6 +752,12 @@ class Scheduler:
         state = self.states[name]
         with self._lock:
             return state.version, state.batch
+
+    def touch(self) -> None:
+        """Something outside the collectors changed the exporter's own series (a probe, an inventory reload): the
+        next scrape renders them again."""
+        with self._lock:
+            self._generation += 1
 
     @property
     def generation(self) -> int:

@@ -122,23 +122,31 @@ class SelfMetrics:
     collector's batch is), :meth:`collect` as prometheus_client families."""
 
     def __init__(self, snapshot: Callable[[], list[tuple]], start_time: float,
-                 static_labels: StaticLabels | None = None) -> None:
+                 static_labels: StaticLabels | None = None, exporter_wide: bool = True) -> None:
         self._snapshot = snapshot  # the scheduler's consistent list of per-collector figures
         self.start_time = start_time
         # the exporter's configured labels on every series here (build info and process_* too: they select this
         # exporter's series as a whole), a target's own on its middleware_target_* series
         self._static = static_labels or None
         self._process = ProcessFigures()
+        # False for the scheduler of one probed target (core/probe.py): its collectors' and targets' series only;
+        # the build info, start time and process figures are the exporter's, on /metrics
+        self.exporter_wide = exporter_wide
+        # more of the exporter's own series (the prober's and the inventory's, core/probe.py): their declarations
+        # and what adds their samples
+        self.extra: list[tuple[list[MetricSpec], Callable[[MetricBatch], None]]] = []
         # (file, not before, not after) of the server's TLS certificate (web/webconfig.py), set when serving TLS
         self.tls_certificate: Callable[[], tuple[str, float, float] | None] | None = None
 
     def collect(self) -> Iterable[Metric]:
         return self.batch().families()
 
-    def batch(self, figures: list[tuple] | None = None) -> MetricBatch:
+    def batch(self, figures: list[tuple] | None = None,
+              more: tuple[list[MetricSpec], Callable[[MetricBatch], None]] | None = None) -> MetricBatch:
         """The series of the scheduler's ``figures`` (one tuple per collector, ``Scheduler.snapshot``; None: as
-        they are now)."""
-        batch = MetricBatch(SPECS, static_labels=self._static)
+        they are now), and ``more`` (declarations and what adds their samples) for this batch only."""
+        extra = [*self.extra, *([more] if more is not None else [])]
+        batch = MetricBatch([*SPECS, *(spec for specs, _ in extra for spec in specs)], static_labels=self._static)
         for name, success, duration, last_success, series, runs, failures, settings, targets in \
                 (self._snapshot() if figures is None else figures):
             if success is None:
@@ -158,6 +166,10 @@ class SelfMetrics:
             SERIES.add(batch, series, collector=name)
             RUNS.add(batch, runs, collector=name)
             FAILURES.add(batch, failures, collector=name)
+        if not self.exporter_wide:
+            for _, add in extra:
+                add(batch)
+            return batch
         BUILD_INFO.add_info(batch, buildinfo.labels())
         START_TIME.add(batch, self.start_time)
         validity = self.tls_certificate() if self.tls_certificate is not None else None
@@ -165,4 +177,6 @@ class SelfMetrics:
             TLS_NOT_AFTER.add(batch, validity[2], file=validity[0])
             TLS_NOT_BEFORE.add(batch, validity[1], file=validity[0])
         self._process.add(batch)
+        for _, add in extra:
+            add(batch)
         return batch

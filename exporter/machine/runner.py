@@ -49,6 +49,7 @@ _READ_SIZE = 65536
 # ControlPersist time runs out, and at the latest when the exporter stops (shutdown, or the watchdog after SIGKILL).
 KEPT_PROGRAMS = frozenset({"ssh"})
 MAX_KEPT = 16  # at most this many at once (one per host and user is what ControlPath normally gives); others die
+MAX_KEPT_LIMIT = 4096  # keep_masters() raises MAX_KEPT at most this far (probed estates: one master per host)
 _POLL = 0.1  # the longest the selector sleeps before looking at the exit, the deadline and cancellation again
 
 
@@ -477,6 +478,14 @@ def _communicate(proc: subprocess.Popen, data: bytes | None, deadline: float, ca
 def live_commands() -> int:
     """How many commands are running or not yet reaped."""
     return _registry.live()
+
+
+def keep_masters(count: int) -> int:
+    """Keep up to ``count`` ssh connection masters (a gateway probing that many hosts through ssh, core/probe.py);
+    never fewer than the default.  Returns the limit now in force."""
+    global MAX_KEPT
+    MAX_KEPT = max(MAX_KEPT, min(int(count), MAX_KEPT_LIMIT))
+    return MAX_KEPT
 
 
 def shutdown(grace: float = STOP_GRACE, final: bool = True) -> int:

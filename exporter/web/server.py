@@ -1,5 +1,6 @@
 """HTTP endpoints: /metrics, /healthz, /readyz, /api/v1/collectors, the advice (/api/v1/advice, /advice), the
-status page (/), and with an inventory file the discovery of its targets (/sd, /api/v1/inventory)."""
+status page (/), with an inventory file the discovery of its targets (/sd, /api/v1/inventory), and with modules
+the probes of single targets (/probe, /api/v1/probes; core/probe.py)."""
 
 from __future__ import annotations
 
@@ -116,12 +117,25 @@ def shard_parameters(query: Any) -> tuple[int, int] | str:
     return values["shard"], values["shards"]
 
 
+PROBE_THREADS = 128  # probes waiting for their target's collection at once (each at most its deadline)
+
+
+def scrape_timeout(headers: Any) -> float | None:
+    """The scrape timeout Prometheus sends (``X-Prometheus-Scrape-Timeout-Seconds``), or None."""
+    text = headers.get("x-prometheus-scrape-timeout-seconds", "")
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value < 86400 else None
+
+
 def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, settings: Any = None,
-               inventory: Any = None) -> App:
+               inventory: Any = None, prober: Any = None) -> App:
     """The HTTP app over a running scheduler; ``catalogue`` (name -> description of every collector this build
     has) lets the status pages list the disabled ones too; ``settings`` (the loaded configuration) tells the
     advisor which targets are configured; ``inventory`` (a core.inventory.InventoryFile, when one is configured)
-    is served at /sd."""
+    is served at /sd; ``prober`` (a core.probe.Prober, when modules are configured) answers /probe."""
     app = FastAPI(**_fastapi_options())
     enabled = set(scheduler.states)
 
@@ -187,6 +201,46 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
         @app.get("/api/v1/inventory")
         async def inventory_status() -> JSONResponse:
             return JSONResponse(inventory.status())
+
+    limiter: list[Any] = []  # the probes' thread limit, made in the event loop on the first probe
+
+    @app.get("/probe")
+    async def probe(request: Request) -> Response:
+        # one target's exposition (docs/estate.md); a refusal (4xx) names what is wrong and runs nothing
+        from ..core.probe import ProbeRefused
+
+        query = request.query_params
+        if prober is None:
+            return Response("no modules configured: /probe needs a modules: section (docs/estate.md)\n",
+                            status_code=404, media_type="text/plain; charset=utf-8")
+        try:
+            module, target = prober.check(query.getlist("target"), query.getlist("module"))
+        except ProbeRefused as exc:
+            prober.count_request((query.getlist("module") or [""])[0], exc.status)
+            return Response(exc.message + "\n", status_code=exc.status, media_type="text/plain; charset=utf-8")
+        openmetrics = wants_openmetrics(request.headers.get("accept", ""))
+        compress = accepts_gzip(request.headers.get("accept-encoding", ""))
+        import anyio
+
+        if not limiter:
+            limiter.append(anyio.CapacityLimiter(PROBE_THREADS))
+        try:
+            body = await anyio.to_thread.run_sync(prober.probe, module, target, openmetrics, compress,
+                                                  scrape_timeout(request.headers), limiter=limiter[0])
+        except ProbeRefused as exc:
+            prober.count_request(module.name, exc.status)
+            return Response(exc.message + "\n", status_code=exc.status, media_type="text/plain; charset=utf-8")
+        prober.count_request(module.name, 200)
+        headers = {"vary": "Accept, Accept-Encoding",
+                   "content-type": OPENMETRICS_CONTENT_TYPE if openmetrics else TEXT_CONTENT_TYPE}
+        if compress:
+            headers["content-encoding"] = "gzip"
+        return Response(content=body, headers=headers)
+
+    if prober is not None:
+        @app.get("/api/v1/probes")
+        async def probes() -> JSONResponse:
+            return JSONResponse(prober.status())
 
     guide: dict[str, list[str]] = {}  # collector -> the guide rows its metrics serve, worked out on first use
 
