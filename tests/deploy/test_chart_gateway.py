@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 import urllib.parse
 
 import pytest
@@ -144,6 +145,53 @@ def test_rendered_shards_split_the_inventory_in_a_real_exporter(docs, tmp_path, 
                 seen[target] = i
     expected = [t for group in values()["gateway"]["inventory"] for t in group["targets"]]
     assert sorted(seen) == sorted(expected)
+
+
+def _kubelet_publish(directory, version: str, files: dict[str, str]) -> None:
+    """Write a ConfigMap volume's files as the kubelet does (kubernetes pkg/volume/util/atomic_writer.go): the
+    files in a new timestamped directory, the symlink ``..data`` replaced by a rename, and each visible name a
+    symlink into ``..data``."""
+    target = directory / f"..{version}"
+    target.mkdir()
+    for name, text in files.items():
+        (target / name).write_text(text)
+    tmp_link = directory / "..data_tmp"
+    tmp_link.symlink_to(target.name)
+    tmp_link.rename(directory / "..data")
+    for name in files:
+        if not (directory / name).is_symlink():
+            (directory / name).symlink_to(f"..data/{name}")
+
+
+def test_inventory_configmap_update_reaches_a_running_exporter(docs, tmp_path, start_exporter):
+    """The inventory is mounted as a directory (not a subPath, which the kubelet never updates): an edited
+    ConfigMap is swapped in by the kubelet's symlink rename, and the running exporter serves it without a restart."""
+    (deployment, *_) = by_kind(docs, "Deployment")
+    (mount,) = [m for m in deployment["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+                if m["name"] == "inventory"]
+    assert "subPath" not in mount and mount["mountPath"] == "/etc/middleware-exporter/inventory"
+    config, inventory = config_and_inventory(docs)
+    volume = tmp_path / "inventory"
+    volume.mkdir()
+    _kubelet_publish(volume, "2026_12_06_05_00_00.1", {"targets.yml": inventory})
+    config["inventory"] = {"file": str(volume / "targets.yml"), "refresh_interval": 0.2}
+    config.pop("modules")
+    config["paths"] = {}
+    exporter = start_exporter(config=yaml.safe_dump(config))
+
+    def served() -> set[str]:
+        status, _, body = exporter.get("/sd")
+        assert status == 200, body
+        return {t for group in yaml.safe_load(body) for t in group["targets"]}
+
+    before = served()
+    assert "hpux01.example.com" in before
+    edited = yaml.safe_load(inventory) + [{"targets": ["hpux99.example.com"], "labels": {"__param_module": "unix"}}]
+    _kubelet_publish(volume, "2026_12_06_05_01_00.2", {"targets.yml": yaml.safe_dump(edited)})
+    deadline = time.monotonic() + 30  # a bound on the wait, not a measurement
+    while "hpux99.example.com" not in served() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert served() == before | {"hpux99.example.com"}
 
 
 def test_rendered_modules_pass_check_config(docs, tmp_path):
