@@ -354,6 +354,8 @@ def test_prometheusrule_can_be_disabled(helm):
     ("mode=sideways", "mode"),
     ("serviceMonitor.enabled=notabool", "serviceMonitor.enabled"),
     ("thresholds.hpom_ack_bulk=lots", "thresholds.hpom_ack_bulk"),
+    ("gateway.shards=0", "gateway.shards"),
+    ("gateway.shards=1025", "gateway.shards"),  # the exporter's /sd takes shards <= 1024
 ])
 def test_values_schema_rejects_wrong_types(helm, setting, field):
     result = run_helm(helm, "template", "mw", str(CHART), "--set", setting, check=False)

@@ -132,10 +132,17 @@ when hostMetricsSource is node_exporter. Returns a YAML map path -> file name. *
 {{- if ne .Values.mode "daemonset" }}
 {{- $_ := set $defaults.collectors "process" (dict "enabled" false) }}
 {{- end }}
+{{- if eq .Values.mode "gateway" }}
+{{- $_ := set $defaults "inventory" (dict "file" (include "middleware-exporter.inventoryFile" .)) }}
+{{- with .Values.gateway.modules }}{{ $_ := set $defaults "modules" (deepCopy .) }}{{ end }}
+{{- end }}
 {{- $config := mustMergeOverwrite $defaults (deepCopy (.Values.config | default dict)) }}
 {{- $rendered := toYaml $config }}
 {{- if regexMatch "(?mi)^[ \\t-]*[a-z_]*(password|passwd|secret|token|api_?key)[ \\t]*:" $rendered }}
 {{- fail "config: a password/secret/token is inlined; put it into `secrets` (or existingSecret) and reference it with password_file: /etc/middleware-exporter/secrets/<key>" }}
+{{- end }}
+{{- if contains "PRIVATE KEY-----" $rendered }}
+{{- fail "config: a private key is inlined (gateway.modules or config); put it into the Secret named by gateway.ssh.existingSecret and reference it with identity_file: /etc/middleware-exporter/ssh/<key>" }}
 {{- end }}
 {{- $rendered }}
 {{- end }}
@@ -163,4 +170,51 @@ relabelings:
 metricRelabelings:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end }}
+
+{{/* Gateway mode (mode: gateway): one Deployment, Service and ScrapeConfig per shard. Their templates range over
+the shard indexes and hand each object a context that is the release's own plus `shard` (the index):
+`merge (dict "shard" $i) $`; every helper below takes such a context and, without `shard`, answers as for
+the single workload of the other modes. */}}
+{{- define "middleware-exporter.shardLabel" -}}middleware-exporter/shard{{- end }}
+
+{{/* The name of the workload (and its Service): `<fullname>-shard-<i>` in gateway mode, kept within the 63
+characters of a Service name. */}}
+{{- define "middleware-exporter.workloadName" -}}
+{{- if hasKey . "shard" }}
+{{- $suffix := printf "-shard-%d" (int .shard) }}
+{{- include "middleware-exporter.fullname" . | trunc (sub 63 (len $suffix) | int) | trimSuffix "-" }}{{ $suffix }}
+{{- else }}
+{{- include "middleware-exporter.fullname" . }}
+{{- end }}
+{{- end }}
+
+{{/* Selector labels of the workload: a shard's pods carry its index too (each shard its own Deployment). */}}
+{{- define "middleware-exporter.workloadSelectorLabels" -}}
+{{ include "middleware-exporter.selectorLabels" . }}
+{{- if hasKey . "shard" }}
+{{ include "middleware-exporter.shardLabel" . }}: {{ .shard | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of a shard's objects: the chart's labels, the component and the shard index. */}}
+{{- define "middleware-exporter.shardLabels" -}}
+{{ include "middleware-exporter.labels" . }}
+app.kubernetes.io/component: gateway
+{{ include "middleware-exporter.shardLabel" . }}: {{ .shard | quote }}
+{{- end }}
+
+{{/* Where the inventory ConfigMap is mounted (a directory, not a subPath: the kubelet then swaps in a changed
+ConfigMap and the exporter's watcher re-reads it without a restart). */}}
+{{- define "middleware-exporter.inventoryDir" -}}/etc/middleware-exporter/inventory{{- end }}
+{{- define "middleware-exporter.inventoryFile" -}}
+{{- include "middleware-exporter.inventoryDir" . }}/{{ .Values.gateway.inventoryKey | default "targets.yml" }}
+{{- end }}
+{{- define "middleware-exporter.inventoryConfigMap" -}}
+{{- .Values.gateway.existingInventoryConfigMap | default (printf "%s-inventory" (include "middleware-exporter.fullname" .)) }}
+{{- end }}
+
+{{/* The shards' Service address as Prometheus reaches it from any namespace: <service>.<namespace>.svc:<port>. */}}
+{{- define "middleware-exporter.shardAddress" -}}
+{{- include "middleware-exporter.workloadName" . }}.{{ include "middleware-exporter.namespace" . }}.svc:{{ .Values.service.port }}
 {{- end }}
