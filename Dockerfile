@@ -77,6 +77,14 @@ RUN /opt/venv/bin/pip uninstall --yes pip setuptools
 # ---------------------------------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime
 
+# The ssh client of the probe modules (docs/estate.md: hosts read through ssh); WITH_SSH=false leaves it out.
+# Pinned to bookworm's 9.2p1 security line: a point release of the same line is taken, no other.
+ARG WITH_SSH=true
+# hadolint ignore=DL3059
+RUN if [ "$WITH_SSH" = "true" ]; then apt-get update \
+    && apt-get install --yes --no-install-recommends "openssh-client=1:9.2p1-2+deb12u*" \
+    && rm -rf /var/lib/apt/lists/*; fi
+
 # No home directory and no writable path is needed: the exporter only reads its config, /proc and /sys.
 # The base image's own pip, setuptools and wheel go too.
 RUN python -m pip uninstall --yes --root-user-action=ignore pip setuptools wheel \
