@@ -145,12 +145,16 @@ def parse_svmon(text: object, platform: str | None = None) -> Reading:
 
 
 def _named(header: list[str], values: list[str]) -> dict[str, float]:
-    """The numeric fields of a row under its header's names (svmon leaves trailing columns empty)."""
+    """The fields of a row under its header's names (svmon leaves trailing columns empty, and ``mmode`` is a
+    word); a row with anything else than a number under another name is not read at all."""
     out: dict[str, float] = {}
     for name, token in zip(header, values, strict=False):
+        if name == "mmode":
+            continue
         value = number(token)
-        if value is not None and value >= 0:
-            out[name] = value
+        if value is None or value < 0:
+            return {}
+        out[name] = value
     return out
 
 
