@@ -13,7 +13,6 @@ from ...core.settings import CollectorSettings, Duration, StrictModel, check_reg
 from ...core.sources import check_command_timeout
 from ...machine.remote import check_remote_arguments
 
-
 COMMANDS = ("sar", "iostat", "vmstat", "uptime", "svmon", "lsps", "swapinfo", "swap", "lparstat")
 
 

@@ -1,5 +1,7 @@
 """The host collector's text back-end: ``sar``, ``vmstat``, ``iostat`` and ``uptime`` run as commands, locally or
-through a command prefix (``ssh -o BatchMode=yes host``), and their text parsed (``textparse.py``).  For hosts where the
+through a command prefix (``ssh -o BatchMode=yes host``), and their text parsed (``textparse.py``); the memory
+commands ``svmon``, ``lsps``, ``swapinfo``, ``swap -s`` and ``lparstat``, when configured, the same way
+(``memparse.py``).  For hosts where the
 exporter's Python cannot run or psutil has no port (HP-UX 11i, old Solaris) and for the guides' own figures:
 scan rate, ``avserv``/``svc_t`` service time, CPU idle and I/O wait.
 
