@@ -42,6 +42,7 @@
       host_cpu_idle_ratio: 0.1,
       host_iowait_ratio: 0.2,
       host_disk_util_ratio: 0.9,
+      host_swap_used_ratio: 0.9,
       // filesystem (node-mixin's figures, as ratios of the size / of the file nodes) and NFS
       filesystem_space_filling_up_warning_ratio: 0.40,
       filesystem_space_filling_up_critical_ratio: 0.20,

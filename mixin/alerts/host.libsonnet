@@ -5,6 +5,21 @@
 
 local utils = import '../lib/utils.libsonnet';
 
+// The share of swap in use, by source: the paging space on disk (/proc, psutil, swapinfo dev rows, lsps, svmon,
+// sar -S) and, from the exporter's text back-end, the virtual swap that HP-UX and Solaris reservations draw on
+// (swapinfo -t, swap -s), whichever is over the threshold; node_exporter has the disk swap only.
+local swapUsed(config) =
+  if config.hostMetricsSource == 'node_exporter' then |||
+    1 - node_memory_SwapFree_bytes{%(hostSelector)s} / (node_memory_SwapTotal_bytes{%(hostSelector)s} > 0)
+      > on () group_left () middleware:threshold:host_swap_used_ratio
+  ||| % config else |||
+    middleware_host_swap_used_bytes{%(hostSelector)s} / (middleware_host_swap_total_bytes{%(hostSelector)s} > 0)
+      > on () group_left () middleware:threshold:host_swap_used_ratio
+    or
+    1 - middleware_host_virtual_swap_available_bytes{%(hostSelector)s} / (middleware_host_virtual_swap_total_bytes{%(hostSelector)s} > 0)
+      > on () group_left () middleware:threshold:host_swap_used_ratio
+  ||| % config;
+
 {
   prometheusAlerts+:: {
     groups+: [
@@ -79,6 +94,26 @@ local utils = import '../lib/utils.libsonnet';
                 MQSeries Integrator for Sun Solaris v1.1: Maximizing persistent message throughput, Initial Hub Disk
                 Architecture; Test Case 4, Figure 9 (MQ-IO); 90 % is this project's default, not a report figure
               |||),
+            },
+          },
+          // Operational rule (guide_row none): once swap (or, on HP-UX and Solaris, the virtual swap that every
+          // reservation draws on) is used up, new processes and allocations fail whatever runs on the host.
+          {
+            alert: 'MiddlewareHostSwapNearlyExhausted',
+            expr: swapUsed($._config),
+            'for': '15m',
+            labels: { severity: 'warning', system: 'host', guide_row: 'none' },
+            annotations: {
+              summary: 'Host swap space nearly used up.',
+              description: utils.fold(|||
+                {{ $labels.instance }}{{ with $labels.target }} ({{ . }}){{ end }} has used {{ $value |
+                humanizePercentage }} of its swap space for 15 minutes, above the threshold of {{ with query
+                "middleware:threshold:host_swap_used_ratio" }}{{ . | first | value | humanizePercentage }}{{ end
+                }}. When it runs out, fork and memory allocations fail (HP-UX and Solaris count the reservations
+                of running processes, swapinfo -t / swap -s).
+              |||),
+              runbook_url: utils.runbook($._config, 'host', 'MiddlewareHostSwapNearlyExhausted'),
+              source: 'operational rule (none); 90 % is this project\'s default',
             },
           },
         ],

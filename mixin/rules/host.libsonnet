@@ -22,6 +22,9 @@ local utils = import '../lib/utils.libsonnet';
           // headroom left (the HPOM guide's slow bulk acknowledgements came with 97 % disk utilisation:
           // HP Operations Manager for UNIX 8.21/8.30 Performance Guide, Test: Message Acknowledgment, Interpretation).
           utils.threshold($._config, 'host_disk_util_ratio', 'MQ-IO'),
+          // Share (0-1) of swap space in use (of the virtual swap on HP-UX and Solaris with the text back-end's
+          // swapinfo / swap -s). Not a guide figure: the last 10 % leaves time to act before forks fail.
+          utils.threshold($._config, 'host_swap_used_ratio', 'none'),
         ],
       },
     ],

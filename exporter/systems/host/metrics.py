@@ -36,15 +36,27 @@ BOOT_TIME = _g("boot_time_seconds", "Unix time the host booted.")
 LOAD1 = _g("load1", "1-minute load average.", note="text back-end: uptime, sysstat sar -q ldavg-1")
 LOAD5 = _g("load5", "5-minute load average.", note="text back-end: uptime, sysstat sar -q ldavg-5")
 LOAD15 = _g("load15", "15-minute load average.", note="text back-end: uptime, sysstat sar -q ldavg-15")
-MEMORY_TOTAL = _g("memory_total_bytes", "Physical memory (MemTotal).")
-MEMORY_AVAILABLE = _g("memory_available_bytes", "Memory available for new work without swapping (MemAvailable).")
-MEMORY_FREE = _g("memory_free_bytes", "Unused memory (MemFree; vmstat free).")
-MEMORY_BUFFERS = _g("memory_buffers_bytes", "Block-device buffers (Buffers; vmstat buff).")
-MEMORY_CACHED = _g("memory_cached_bytes", "Page cache plus reclaimable slab (Cached + SReclaimable; vmstat cache).")
+MEMORY_TOTAL = _g("memory_total_bytes", "Physical memory (MemTotal).",
+                  note="node_exporter: node_memory_MemTotal_bytes; text back-end: AIX svmon -G size, lparstat or "
+                       "vmstat mem=")
+MEMORY_AVAILABLE = _g("memory_available_bytes", "Memory available for new work without swapping (MemAvailable).",
+                      note="node_exporter: node_memory_MemAvailable_bytes; text back-end: sysstat sar -r kbavail, "
+                           "AIX svmon -G available")
+MEMORY_FREE = _g("memory_free_bytes", "Unused memory (MemFree; vmstat free).",
+                 note="node_exporter: node_memory_MemFree_bytes; text back-end: vmstat free/fre, sar -r freemem or "
+                      "kbmemfree, svmon -G free")
+MEMORY_BUFFERS = _g("memory_buffers_bytes", "Block-device buffers (Buffers; vmstat buff).",
+                    note="text back-end: procps vmstat buff, sysstat sar -r kbbuffers")
+MEMORY_CACHED = _g("memory_cached_bytes", "Page cache plus reclaimable slab (Cached + SReclaimable; vmstat cache).",
+                   note="text back-end: procps vmstat cache")
 MEMORY_USED = _g("memory_used_bytes", "Memory in use: MemTotal - MemAvailable (as free(1) of procps 4 shows it).")
 MEMORY_SHARED = _g("memory_shared_bytes", "Shared memory and tmpfs (Shmem).")
-SWAP_TOTAL = _g("swap_total_bytes", "Swap space configured (SwapTotal).")
-SWAP_USED = _g("swap_used_bytes", "Swap space in use (SwapTotal - SwapFree; vmstat swpd).")
+SWAP_TOTAL = _g("swap_total_bytes", "Swap space configured (SwapTotal).",
+                note="node_exporter: node_memory_SwapTotal_bytes; text back-end: paging space on disk: HP-UX "
+                     "swapinfo dev/fs rows, AIX lsps -s or svmon -G pg space, sysstat sar -S")
+SWAP_USED = _g("swap_used_bytes", "Swap space in use (SwapTotal - SwapFree; vmstat swpd).",
+               note="node_exporter: node_memory_SwapTotal_bytes - node_memory_SwapFree_bytes; text back-end: "
+                    "swapinfo, lsps -s (to 1 % of the total), svmon -G, sar -S, procps vmstat swpd")
 SWAP_IN = _c("swap_in_bytes_total", "Bytes swapped in from disk (pswpin x page size).",
              note="vmstat si (KiB/s): rate()/1024")
 SWAP_OUT = _c("swap_out_bytes_total", "Bytes swapped out to disk (pswpout x page size).",
@@ -147,9 +159,38 @@ RUN_QUEUE = _g("run_queue_length",
 RUN_QUEUE_OCCUPIED = _g("run_queue_occupied_ratio",
                         "Share (0-1) of the tool's last sample interval the run queue was occupied (text back-end: "
                         "sar -q %runocc of HP-UX, Solaris and AIX).", T, "sar -q %runocc / 100")
+VIRTUAL_SWAP_TOTAL = _g("virtual_swap_total_bytes",
+                        "Virtual swap: the paging space on disk plus the memory that may back reservations "
+                        "(HP-UX pseudo-swap, Solaris), which every process's reservation draws on; a fork or a "
+                        "malloc fails when none is available (text back-end: HP-UX swapinfo -t total AVAIL, Solaris "
+                        "swap -s used + available).", T, "swapinfo -tam total AVAIL (MiB) * 2^20")
+VIRTUAL_SWAP_AVAILABLE = _g("virtual_swap_available_bytes",
+                            "Virtual swap not yet reserved (text back-end: HP-UX swapinfo -t total AVAIL - USED, "
+                            "Solaris swap -s available, sar -r freeswap, vmstat swap).", T,
+                            "swap -s available (KiB) * 1024; sar -r freeswap * 512")
+MEMORY_ACTIVE_VIRTUAL = _g("memory_active_virtual_bytes",
+                           "Active virtual memory: pages of working storage in use, in memory or on paging space "
+                           "(text back-end: AIX and HP-UX vmstat avm).", T, "vmstat avm * 4096")
+LPAR_ENTITLED_CORES = _g("lpar_entitled_cores",
+                         "Processing capacity the AIX LPAR is entitled to, in physical cores (lparstat ent=; "
+                         "absent on a dedicated LPAR that prints none).", T, "lparstat ent")
+LPAR_PHYSICAL_CORES = _g("lpar_physical_cores",
+                         "Physical cores the AIX LPAR consumed over lparstat's last interval (physc); on a shared "
+                         "uncapped LPAR it can exceed the entitlement, up to its virtual processors.", T,
+                         "lparstat physc")
+LPAR_ENTITLEMENT_CONSUMED = _g("lpar_entitlement_consumed_ratio",
+                               "Share of the entitlement the AIX LPAR consumed over lparstat's last interval "
+                               "(%entc / 100): above 1 when an uncapped LPAR borrows idle pool capacity, which its "
+                               "CPU shares alone do not show.", T, "lparstat %entc / 100")
+LPAR_INFO = _g("lpar_info", "1 for the AIX LPAR's type (Shared, Dedicated), mode (Capped, Uncapped, Donating) and "
+                            "SMT setting as lparstat's configuration line prints them.", ("target", "type", "mode",
+                                                                                          "smt"), "lparstat")
 PLATFORM = _g("text_platform", "1 for the platform and release the text back-end recognised in the output.",
               ("target", "platform", "release"))
 TEXT_SOURCES = SourceMetrics.declare(f"{P}_text",
-                                     "1 if the command is configured (sources sar, vmstat, iostat, uptime).")
+                                     "1 if the command is configured (sources sar, vmstat, iostat, uptime, "
+                                     "svmon, lsps, swapinfo, swap, lparstat).")
 TEXT_SPECS = [CPU_MODE_RATIO, PAGE_SCANS_PER_SECOND, DISK_SERVICE_TIME, DISK_AWAIT, DISK_UTIL, DISK_TRANSFERS,
-              DISK_QUEUE, RUN_QUEUE, RUN_QUEUE_OCCUPIED, PLATFORM, *TEXT_SOURCES.specs()]
+              DISK_QUEUE, RUN_QUEUE, RUN_QUEUE_OCCUPIED, VIRTUAL_SWAP_TOTAL, VIRTUAL_SWAP_AVAILABLE,
+              MEMORY_ACTIVE_VIRTUAL, LPAR_ENTITLED_CORES, LPAR_PHYSICAL_CORES, LPAR_ENTITLEMENT_CONSUMED, LPAR_INFO,
+              PLATFORM, *TEXT_SOURCES.specs()]

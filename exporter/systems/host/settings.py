@@ -13,6 +13,8 @@ from ...core.settings import CollectorSettings, Duration, StrictModel, check_reg
 from ...core.sources import check_command_timeout
 from ...machine.remote import check_remote_arguments
 
+COMMANDS = ("sar", "iostat", "vmstat", "uptime", "svmon", "lsps", "swapinfo", "swap", "lparstat")
+
 
 class TextSettings(StrictModel):
     """Where the text back-end runs its commands (``collectors.host.backend: text``)."""
@@ -23,10 +25,12 @@ class TextSettings(StrictModel):
                     "remote host (key authentication; see the host README for a forced command); empty: run locally.")
     sar: list[str] = Field(["sar", "-u", "-d", "5", "1"],
                            description="sar command (argument list; `[]` to skip): CPU (-u), disks (-d), paging "
-                                       "with -g on Solaris (pgscan/s) or -B with sysstat, and the run queue with -q.")
+                                       "with -g on Solaris (pgscan/s) or -B with sysstat, the run queue with -q, "
+                                       "free memory and swap with -r (Solaris, sysstat) and -S (sysstat).")
     vmstat: list[str] = Field(["vmstat", "5", "2"],
                               description="vmstat command (`[]` to skip): needs a count of 2 or more (the first "
-                                          "line is the average since boot); gives the scan rate `sr`.")
+                                          "line is the average since boot); gives the scan rate `sr` and free "
+                                          "memory (free/fre, avm; swpd/buff/cache on Linux, swap on Solaris).")
     iostat: list[str] = Field(default_factory=list,
                               description="iostat command (`[]`, the default, skips it): e.g. `[iostat, -xn, 5, 2]` "
                                           "(Solaris), `[iostat, -D, 5, 2]` or `[iostat, -DRTl, 5, 2]` (AIX), "
@@ -36,6 +40,28 @@ class TextSettings(StrictModel):
         description="uptime command (`[]`, the default, skips it): e.g. `[uptime]`, the load averages as "
                     "`middleware_host_load1/5/15` (every Unix prints them; off by default so that an upgrade runs no "
                     "command a host's forced command does not allow). sysstat's `sar -q` gives them too.")
+    svmon: list[str] = Field(
+        default_factory=list,
+        description="AIX: `[svmon, -G]` (`[]`, the default, skips it): memory size, free and available, paging "
+                    "space size and in use, in 4 KiB frames (exact; svmon may need root or the SystemAdmin role).")
+    lsps: list[str] = Field(
+        default_factory=list,
+        description="AIX: `[lsps, -s]` (`[]` skips it): total paging space and the whole percentage used (svmon "
+                    "-G, if configured, is exact and wins).")
+    swapinfo: list[str] = Field(
+        default_factory=list,
+        description="HP-UX: `[swapinfo, -tam]` (`[]` skips it; usually root only, e.g. through sudo): paging space "
+                    "on disk and the virtual swap total (with pseudo-swap and reservations), in MiB with -m.")
+    swap: list[str] = Field(
+        default_factory=list,
+        description="Solaris: `[/usr/sbin/swap, -s]` (`[]` skips it; without -h): virtual swap used and "
+                    "available, in KiB.")
+    lparstat: list[str] = Field(
+        default_factory=list,
+        description="AIX LPAR: `[lparstat, 5, 1]` (`[]` skips it; give an interval, without one lparstat prints "
+                    "the average since boot): entitlement (ent), physical cores consumed (physc), %entc and the "
+                    "partition's type/mode. These commands are off by default so that an upgrade runs no command "
+                    "a host's forced command does not allow; vmstat and sar -r/-S give memory without them.")
     platform: Literal["auto", "hpux", "solaris", "aix", "linux"] = Field(
         "auto", description="The dialect of the output; `auto` recognises it from the banner and the headers.")
     target: str = Field("", description="Value of the `target` label of the text back-end's series (the host the "
@@ -47,8 +73,7 @@ class TextSettings(StrictModel):
 
     @model_validator(mode="after")
     def _arguments_pass_the_prefix(self) -> "TextSettings":
-        check_remote_arguments(self.command_prefix, {"sar": self.sar, "vmstat": self.vmstat, "iostat": self.iostat,
-                                                       "uptime": self.uptime})
+        check_remote_arguments(self.command_prefix, {tool: getattr(self, tool) for tool in COMMANDS})
         return self
 
 

@@ -1,5 +1,7 @@
 """The host collector's text back-end: ``sar``, ``vmstat``, ``iostat`` and ``uptime`` run as commands, locally or
-through a command prefix (``ssh -o BatchMode=yes host``), and their text parsed (``textparse.py``).  For hosts where the
+through a command prefix (``ssh -o BatchMode=yes host``), and their text parsed (``textparse.py``); the memory
+commands ``svmon``, ``lsps``, ``swapinfo``, ``swap -s`` and ``lparstat``, when configured, the same way
+(``memparse.py``).  For hosts where the
 exporter's Python cannot run or psutil has no port (HP-UX 11i, old Solaris) and for the guides' own figures:
 scan rate, ``avserv``/``svc_t`` service time, CPU idle and I/O wait.
 
@@ -37,18 +39,37 @@ from .metrics import (
     LOAD1,
     LOAD5,
     LOAD15,
+    LPAR_ENTITLED_CORES,
+    LPAR_ENTITLEMENT_CONSUMED,
+    LPAR_INFO,
+    LPAR_PHYSICAL_CORES,
+    MEMORY_ACTIVE_VIRTUAL,
+    MEMORY_AVAILABLE,
+    MEMORY_BUFFERS,
+    MEMORY_CACHED,
+    MEMORY_FREE,
+    MEMORY_TOTAL,
     PAGE_SCANS_PER_SECOND,
     PLATFORM,
     RUN_QUEUE,
     RUN_QUEUE_OCCUPIED,
+    SWAP_TOTAL,
+    SWAP_USED,
     TEXT_SOURCES,
+    VIRTUAL_SWAP_AVAILABLE,
+    VIRTUAL_SWAP_TOTAL,
 )
-from .settings import TextSettings
+from .settings import COMMANDS, TextSettings
 
 if TYPE_CHECKING:
     from . import textparse
 
-TOOLS = ("sar", "iostat", "vmstat", "uptime")  # also the order in which a figure printed by two tools is taken
+TOOLS = COMMANDS  # also the order in which a figure printed by two tools is taken (svmon, exact, before lsps)
+MEMORY_TOOLS = frozenset({"svmon", "lsps", "swapinfo", "swap", "lparstat"})  # read by memparse.py
+MEMORY_FIELDS = (("total", MEMORY_TOTAL), ("free", MEMORY_FREE), ("available", MEMORY_AVAILABLE),
+                 ("buffers", MEMORY_BUFFERS), ("cached", MEMORY_CACHED))
+LPAR_FIELDS = (("entitled_cores", LPAR_ENTITLED_CORES), ("physical_cores", LPAR_PHYSICAL_CORES),
+               ("entitlement_consumed", LPAR_ENTITLEMENT_CONSUMED))
 DISK_FIELDS = (("service_time", DISK_SERVICE_TIME), ("await", DISK_AWAIT), ("util", DISK_UTIL),
                ("iops", DISK_TRANSFERS), ("queue", DISK_QUEUE))
 
@@ -61,6 +82,16 @@ def _textparse():
     from . import textparse
 
     return textparse
+
+
+def _parse(tool: str, text: str, platform: str | None) -> textparse.Reading:
+    if tool not in MEMORY_TOOLS:
+        return _textparse().parse(tool, text, platform)
+    from . import memparse  # with the text back-end's first run of a memory command
+
+    parser = {"svmon": memparse.parse_svmon, "lsps": memparse.parse_lsps, "swapinfo": memparse.parse_swapinfo,
+              "swap": memparse.parse_swap, "lparstat": memparse.parse_lparstat}[tool]
+    return parser(text, platform)
 
 
 def command_environment() -> dict[str, str]:
@@ -110,7 +141,7 @@ class TextHost:
             raise CommandError(f"{tool}: the output was longer than the {DEFAULT_MAX_OUTPUT // (1 << 20)} MiB kept "
                                "and was cut, so its last report (and sar's Average block) was not read; use a "
                                "smaller count (or fewer devices)")
-        reading = _textparse().parse(tool, result.stdout, platform)
+        reading = _parse(tool, result.stdout, platform)
         if reading.problem is not None:
             raise CommandError(reading.problem)
         if not reading.sections:
@@ -140,5 +171,28 @@ class TextHost:
             RUN_QUEUE.add(batch, reading.run_queue, target=target)
         if reading.run_queue_occupied is not None:
             RUN_QUEUE_OCCUPIED.add(batch, reading.run_queue_occupied, target=target)
+        self._emit_memory(batch, reading)
         if reading.platform:
             PLATFORM.add(batch, 1, target=target, platform=reading.platform, release=reading.release or "")
+
+    def _emit_memory(self, batch: MetricBatch, reading: textparse.Reading) -> None:
+        """Memory and swap under the names /proc and psutil give them (``target`` is the collector's constant
+        label there), the virtual swap and the LPAR under names of their own."""
+        target = self.settings.target
+        for key, spec in MEMORY_FIELDS:
+            if key in reading.memory:
+                spec.add(batch, reading.memory[key])
+        for key, spec in (("total", SWAP_TOTAL), ("used", SWAP_USED)):
+            if key in reading.swap:
+                spec.add(batch, reading.swap[key])
+        if "active_virtual" in reading.memory:
+            MEMORY_ACTIVE_VIRTUAL.add(batch, reading.memory["active_virtual"], target=target)
+        for key, spec in (("total", VIRTUAL_SWAP_TOTAL), ("available", VIRTUAL_SWAP_AVAILABLE)):
+            if key in reading.virtual_swap:
+                spec.add(batch, reading.virtual_swap[key], target=target)
+        for key, spec in LPAR_FIELDS:
+            if key in reading.lpar:
+                spec.add(batch, reading.lpar[key], target=target)
+        if reading.lpar_info:
+            LPAR_INFO.add(batch, 1, target=target, **{k: reading.lpar_info.get(k, "") for k in ("type", "mode",
+                                                                                                   "smt")})

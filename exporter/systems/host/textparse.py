@@ -61,6 +61,14 @@ class Reading:
     load: tuple[float, float, float] | None = None  # uptime's 1-, 5- and 15-minute load averages
     run_queue: float | None = None  # sar -q runq-sz: threads waiting for a CPU while the queue was occupied
     run_queue_occupied: float | None = None  # sar -q %runocc / 100: share of the interval it was occupied
+    memory: dict[str, float] = field(default_factory=dict)  # bytes: total, free, available, buffers, cached,
+    # active_virtual (AIX/HP-UX vmstat avm)
+    swap: dict[str, float] = field(default_factory=dict)  # paging space on disk, bytes: total, used
+    virtual_swap: dict[str, float] = field(default_factory=dict)  # what reservations draw on (HP-UX swapinfo total,
+    # Solaris swap -s, sar -r freeswap, vmstat swap), bytes: total, available
+    lpar: dict[str, float] = field(default_factory=dict)  # AIX lparstat: entitled_cores, physical_cores (cores),
+    # entitlement_consumed (share, above 1 when an uncapped LPAR borrows)
+    lpar_info: dict[str, str] = field(default_factory=dict)  # lparstat's type, mode, smt
     samples: int = 0  # data rows (vmstat) or reports (iostat) seen
     since_boot_only: bool = False  # vmstat/iostat printed only their first report: averages since boot
     since_boot_disks: set[str] = field(default_factory=set)  # devices only in iostat's first (since-boot) report
@@ -165,8 +173,11 @@ def _drop_unmeasured(reading: Reading) -> Reading:
 def _is_header(rest: list[str]) -> bool:
     if not rest or any(number(t) is not None for t in rest):
         return False
-    return any(("%" in t or "/" in t or t in LABEL_COLUMNS) for t in rest) or rest[0] == "runq-sz"  # sysstat -q
+    return any(("%" in t or "/" in t or t in LABEL_COLUMNS) for t in rest) or rest[0] in _PLAIN_HEADERS
 
+
+# sar headers without a % or / in them: sysstat -q, SysV -r ("freemem freeswap").
+_PLAIN_HEADERS = frozenset({"runq-sz", "freemem"})
 
 # SysV sar -q leaves the swap-queue columns blank while that queue was empty ("1.3  38" under four names).
 _SHORT_ROWS = {("runq-sz", "%runocc"): 2}
@@ -294,8 +305,11 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
     disks: dict[str, dict[bool, dict[str, float]]] = {}
     seen: set[str] = set()
     average_from: int | None = None  # where the last Average block began
+    memory: dict[bool, tuple[dict[str, float], dict[str, float], dict[str, float]]] = {}
+    page_size: int | None = None  # Solaris sar -r counts freemem in pages: 8 KiB on SPARC, 4 KiB on x86
     for index, line in enumerate(read.lines):
         if index == read.join:  # the middle was skipped: what the head said of the intervals is stale
+            memory.pop(False, None)
             cpu.pop(False, None)
             scans.pop(False, None)
             queues.pop(False, None)
@@ -310,6 +324,8 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
             if reading.release is None:
                 reading.platform = reading.platform or banner[0]
                 reading.release = banner[1]
+            if banner[0] == "solaris":
+                page_size = _solaris_page_size(toks) or page_size
             continue
         kind, rest = _split_prefix(toks)
         if _is_header(rest):
@@ -333,7 +349,8 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
             if row is None:
                 continue
             cursor = i if sections[i].multi else i + 1
-            _take_sar_row(row, average, cpu, scans, disks, seen, queues)
+            if not _take_sar_memory(row, average, memory, page_size, seen):
+                _take_sar_row(row, average, cpu, scans, disks, seen, queues)
             break
     for is_avg in (False, True):  # Average rows win over interval rows
         reading.cpu.update(cpu.get(is_avg, {}))
@@ -341,6 +358,8 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
             reading.page_scan_rate = scans[is_avg]
         if is_avg in queues:
             reading.run_queue, reading.run_queue_occupied, reading.load = queues[is_avg]
+        if is_avg in memory:
+            reading.memory, reading.swap, reading.virtual_swap = (dict(d) for d in memory[is_avg])
     for device, rows in disks.items():
         figures = rows.get(True) or rows.get(False)
         if figures:
@@ -349,6 +368,41 @@ def parse_sar(text: object, platform: str | None = None) -> Reading:
     if read.join is not None and (average_from is None or average_from < read.join):
         reading.problem = read.dropped("sar", "its Average block")
     return _drop_unmeasured(reading)
+
+
+def _solaris_page_size(banner: list[str]) -> int | None:
+    """The page size of a Solaris banner's machine ("SunOS host 5.10 Generic sun4u 03/18/2004"): 8 KiB on
+    SPARC (sun4u, sun4v), 4 KiB on x86 (i86pc)."""
+    for tok in banner[2:]:
+        if tok.startswith("sun4"):
+            return 8192
+        if tok == "i86pc":
+            return 4096
+    return None
+
+
+def _take_sar_memory(row, average: bool, memory, page_size: int | None, seen: set[str]) -> bool:
+    """sar -r (SysV: freemem in pages, freeswap in 512-byte blocks; sysstat: kbmemfree, kbavail, kbbuffers in
+    KiB) and sysstat's sar -S (kbswpfree, kbswpused); True if the row was one of them.  A sysstat -r row and a
+    -S row of the same interval add to one reading."""
+    names = ("freemem", "freeswap", "kbmemfree", "kbswpfree")
+    if not any(isinstance(row.get(n), float) for n in names):
+        return False
+    mem, swap, virtual = memory.setdefault(average, ({}, {}, {}))
+    freemem, freeswap = _f(row, "freemem"), _f(row, "freeswap")
+    if freemem is not None and page_size is not None:
+        mem["free"] = freemem * page_size
+    if freeswap is not None:
+        virtual["available"] = freeswap * 512
+    for column, figure in (("kbmemfree", "free"), ("kbavail", "available"), ("kbbuffers", "buffers")):
+        value = _f(row, column)
+        if value is not None:
+            mem[figure] = value * 1024
+    swpfree, swpused = _f(row, "kbswpfree"), _f(row, "kbswpused")
+    if swpfree is not None and swpused is not None:
+        swap.update(total=(swpfree + swpused) * 1024, used=swpused * 1024)
+    seen.add("memory")
+    return True
 
 
 def _take_sar_row(row, average, cpu, scans, disks, seen, queues) -> None:
@@ -417,11 +471,18 @@ def parse_vmstat(text: object, platform: str | None = None) -> Reading:
     header: list[str] | None = None
     last: list[float] | None = None
     last_header: list[str] | None = None
+    configured: float | None = None  # AIX: "System configuration: lcpu=16 mem=25920MB"
     for index, line in enumerate(read.lines):
         if index == read.join:
             last = last_header = None  # a row of the head is a middle interval
         toks = _tokens(line)
         if not toks:
+            continue
+        if toks[:2] == ["System", "configuration:"]:
+            for pair in toks[2:]:
+                if pair.startswith("mem=") and pair.endswith("MB"):
+                    mib = number(pair[4:-2])
+                    configured = mib * 1024 * 1024 if mib is not None and mib > 0 else None
             continue
         if all(number(t) is None for t in toks):
             if "us" in toks and "id" in toks and "r" in toks:
@@ -457,7 +518,34 @@ def parse_vmstat(text: object, platform: str | None = None) -> Reading:
     if "sr" in last_header:
         reading.page_scan_rate = last[last_header.index("sr")]
         reading.sections.append("paging")
+    _vmstat_memory(reading, dict(zip(last_header, last, strict=True)), configured)
     return _drop_unmeasured(reading)
+
+
+# vmstat's memory columns by platform: (column, figure, bytes per unit).  procps and Solaris print KiB; AIX and
+# HP-UX count 4 KiB pages (AIX's vmstat reports in 4 KiB units whatever page sizes are in use).
+_VMSTAT_MEMORY = {
+    "linux": (("free", "free", 1024), ("buff", "buffers", 1024), ("cache", "cached", 1024)),
+    "solaris": (("free", "free", 1024),),
+    "aix": (("fre", "free", 4096), ("avm", "active_virtual", 4096)),
+    "hpux": (("free", "free", 4096), ("avm", "active_virtual", 4096)),
+}
+
+
+def _vmstat_memory(reading: Reading, row: dict[str, float], configured: float | None) -> None:
+    """The memory figures of vmstat's last row (snapshots, not interval averages), in bytes."""
+    platform = reading.platform or ""
+    for column, figure, unit in _VMSTAT_MEMORY.get(platform, ()):
+        if column in row and row[column] >= 0:
+            reading.memory[figure] = row[column] * unit
+    if platform == "linux" and row.get("swpd", -1) >= 0:
+        reading.swap["used"] = row["swpd"] * 1024
+    if platform == "solaris" and row.get("swap", -1) >= 0:  # virtual swap available, KiB
+        reading.virtual_swap["available"] = row["swap"] * 1024
+    if platform == "aix" and configured is not None:
+        reading.memory["total"] = configured
+    if reading.memory or reading.swap or reading.virtual_swap:
+        reading.sections.append("memory")
 
 
 # ---- uptime --------------------------------------------------------------------------------------------------
@@ -798,7 +886,7 @@ def _parse_iostat_columns(read: _Text, reading: Reading) -> Reading:
 
 
 def parse(tool: str, text: object, platform: str | None = None) -> Reading:
-    """One tool's output ("sar", "vmstat", "iostat" or "uptime")."""
+    """One tool's output ("sar", "vmstat", "iostat" or "uptime"; memparse.parse for the memory commands)."""
     parser = {"sar": parse_sar, "vmstat": parse_vmstat, "iostat": parse_iostat, "uptime": parse_uptime}.get(tool)
     return parser(text, platform) if parser else Reading(platform=platform)
 
@@ -823,4 +911,16 @@ def merge(readings: list[Reading]) -> Reading:
             mine = out.disks.setdefault(device, {})
             for key, value in figures.items():
                 mine.setdefault(key, value)
+        for key, value in r.memory.items():
+            out.memory.setdefault(key, value)
+        for key, value in r.lpar.items():
+            out.lpar.setdefault(key, value)
+        for key, value in r.lpar_info.items():
+            out.lpar_info.setdefault(key, value)
+    # a total and its used/available part come from one tool (one moment): the first tool that gave both, else
+    # the first that gave any (vmstat and sar -r print only what is available)
+    for name, pair in (("swap", {"total", "used"}), ("virtual_swap", {"total", "available"})):
+        given = [getattr(r, name) for r in readings if getattr(r, name)]
+        whole = [d for d in given if pair <= d.keys()]
+        setattr(out, name, dict((whole or given or [{}])[0]))
     return out
