@@ -252,7 +252,9 @@ def create_app(scheduler: Scheduler, catalogue: dict[str, str] | None = None, se
         if not guide:
             for name, state in scheduler.states.items():
                 guide[name] = guide_rows(f"{spec.help} {spec.unit_note}" for spec in state.collector.specs())
-        return HTMLResponse(render(collector_status(), scheduler.readiness(), guide, __version__),
+        return HTMLResponse(render(collector_status(), scheduler.readiness(), guide, __version__,
+                                   inventory=inventory.status() if inventory is not None else None,
+                                   probes=prober.status() if prober is not None else None),
                             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
 
     return App(app, scheduler)

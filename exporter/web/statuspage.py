@@ -185,9 +185,58 @@ def _duration(seconds: float | None) -> str:
     return f", took {seconds:.2f} s" if seconds is not None else ""
 
 
+SHOWN_PROBES = 50  # failing probed targets listed on the page (all of them: /api/v1/probes)
+
+
+def _probe_error(item: dict) -> str | None:
+    for collector in item.get("collectors") or []:
+        for target in collector.get("targets") or []:
+            if target.get("last_error"):
+                return target["last_error"]
+        if collector.get("last_error"):
+            return collector["last_error"]
+    return item.get("note")
+
+
+def _probe_row(item: dict) -> str:
+    age = item.get("age_seconds")
+    collected = "not yet" if age is None else f"{age:.0f} s ago"
+    return (f"<tr><td>{escape(item['module'])}</td><td>{escape(item['target'])}</td><td>{_badge('down')}</td>"
+            f"<td>{collected}</td><td>{item['backoff_seconds']:.0f} s</td><td>{_error(_probe_error(item))}</td></tr>")
+
+
+def _estate(inventory: dict | None, probes: list[dict] | None) -> str:
+    """The inventory file and the probed targets (docs/estate.md): what /api/v1/inventory and /api/v1/probes say."""
+    parts = ["<h2>Estate</h2>"]
+    if inventory is not None:
+        state = "failed" if inventory.get("error") else "ok"
+        parts.append(
+            '<table class="facts">'
+            f"<tr><th>Inventory file</th><td>{escape(str(inventory['file']))} {_badge(state)}</td></tr>"
+            f"<tr><th>Served</th><td>{inventory['targets']} targets in {inventory['groups']} groups "
+            "(<a href='/sd'>/sd</a>, <a href='/api/v1/inventory'>JSON</a>)</td></tr>"
+            f"<tr><th>Re-reads</th><td>{inventory['reloads']} taken, {inventory['failed_reloads']} refused</td></tr>"
+            + (f"<tr><th>Last error</th><td>{_error(inventory['error'])} (the last good inventory is served)"
+               "</td></tr>" if inventory.get("error") else "") + "</table>")
+    if probes is not None:
+        failing = [item for item in probes if item.get("success") is False or item.get("note")]
+        backing = sum(1 for item in probes if item.get("backoff_seconds"))
+        parts.append(f'<p class="meta">{len(probes)} targets probed recently, {len(failing)} failing, {backing} '
+                     "backing off (<a href='/api/v1/probes'>/api/v1/probes</a>).</p>")
+        if failing:
+            rows = "".join(_probe_row(item) for item in failing[:SHOWN_PROBES])
+            more = (f'<p class="meta">{len(failing) - SHOWN_PROBES} more failing targets: /api/v1/probes.</p>'
+                    if len(failing) > SHOWN_PROBES else "")
+            parts.append("<table><tr><th>Module</th><th>Target</th><th>State</th><th>Collected</th>"
+                         f"<th>Next try in</th><th>Error</th></tr>{rows}</table>{more}")
+    return "".join(parts)
+
+
 def render(collectors: list[dict], readiness: dict, guide: dict[str, list[str]], version: str,
-           now: float | None = None) -> str:
-    """The page for ``/api/v1/collectors``' list (disabled collectors included) and ``Scheduler.readiness()``."""
+           now: float | None = None, inventory: dict | None = None, probes: list[dict] | None = None) -> str:
+    """The page for ``/api/v1/collectors``' list (disabled collectors included) and ``Scheduler.readiness()``;
+    with an inventory file or modules, the estate's section (``inventory``: /api/v1/inventory's JSON,
+    ``probes``: /api/v1/probes')."""
     now = time.time() if now is None else now
     enabled = [c for c in collectors if c.get("enabled")]
     disabled = [c for c in collectors if not c.get("enabled")]
@@ -196,6 +245,8 @@ def render(collectors: list[dict], readiness: dict, guide: dict[str, list[str]],
     up = sum(1 for t in targets if t["state"] == "up")
     down = sum(1 for t in targets if t["state"] == "down")
     sections = "".join(_collector(c, guide.get(c["name"], []), now) for c in enabled)
+    if inventory is not None or probes is not None:
+        sections = _estate(inventory, probes) + sections
     off = ""
     if disabled:
         off = ("<h2>Disabled collectors</h2><table><tr><th>Collector</th><th>What it collects</th></tr>" + "".join(

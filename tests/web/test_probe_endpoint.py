@@ -172,6 +172,11 @@ def test_a_hung_or_refusing_host_is_reported_and_backs_off_while_others_are_read
     probes = {item["target"]: item for item in json.loads(exporter.get("/api/v1/probes")[2])}
     assert probes["hung01"]["collectors"][0]["targets"][0]["last_error"].startswith("uptime: timed out")
     assert "Permission denied" in probes["refusing01"]["collectors"][0]["targets"][0]["last_error"]
+    page = exporter.get("/")[2].decode()  # the status page says the same
+    estate = page.split("<h2>Estate</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "3 targets probed recently, 2 failing, 2 backing off" in estate
+    assert "refusing01" in estate and "Permission denied" in estate and "hung01" in estate
+    assert "linux01" not in estate and "5 targets in 1 groups" in estate
 
 
 def _with_control_dir(pid: int) -> list[str]:

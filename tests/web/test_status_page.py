@@ -57,6 +57,26 @@ def test_page_escapes_errors_and_says_states_in_words():
     assert "<script" not in page
 
 
+def test_estate_section_shows_a_broken_inventory_and_failing_probes_escaped():
+    inventory = {"file": "/etc/t.yml", "groups": 2, "targets": 300, "reloads": 4, "failed_reloads": 1,
+                 "error": "group 1: target \"<x>\" refused"}
+    probes = [{"module": "unix", "target": "hpux01", "success": True, "running": False, "age_seconds": 3.0,
+               "backoff_seconds": 0.0, "failures_in_a_row": 0, "note": None, "collectors": []},
+              {"module": "unix", "target": "aix07", "success": False, "running": False, "age_seconds": 12.0,
+               "backoff_seconds": 28.0, "failures_in_a_row": 2, "note": None,
+               "collectors": [_collector(targets=[{"name": "aix07", "state": "down", "last_error": "<b>hung</b>",
+                                                   "sources": []}])]}]
+    page = render([_collector()], {"status": "degraded"}, {}, "1.2.3", now=1_000_042.0, inventory=inventory,
+                  probes=probes)
+    estate = page.split("<h2>Estate</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "300 targets in 2 groups" in estate and "4 taken, 1 refused" in estate
+    assert "&lt;x&gt;" in estate and "the last good inventory is served" in estate
+    assert "2 targets probed recently, 1 failing, 1 backing off" in estate
+    assert "aix07" in estate and "&lt;b&gt;hung&lt;/b&gt;" in estate and "28 s" in estate
+    assert "hpux01" not in estate  # only the failing ones
+    assert "<h2>Estate</h2>" not in render([_collector()], {"status": "ok"}, {}, "1.2.3", now=1_000_042.0)
+
+
 def test_age_for_people():
     assert age(None, 100.0) == "never"
     assert age(95.0, 100.0) == "5 s ago"
