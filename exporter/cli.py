@@ -642,6 +642,8 @@ def _serve(scheduler: Scheduler, config, host: str, port: int, limits=None, web_
     scheduler.start()
     if inventory is not None:
         inventory.start()
+    if prober is not None:
+        prober.start()  # reads probed targets ahead of their next expected probe
     server_cls = server_class(guard, stopper.begin, quiet)  # uvicorn's internals, in one place: web/serving.py
     server = server_cls(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False,
                                            date_header=not quiet,

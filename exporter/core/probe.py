@@ -32,6 +32,7 @@ forgotten.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import logging
 import re
@@ -49,6 +50,8 @@ from .secrets import scrub
 
 log = logging.getLogger("middleware_exporter")
 DEADLINE_MARGIN = 0.5  # seconds kept from the scrape timeout for rendering and the network
+READ_AHEAD_MARGIN = 2.0  # seconds by which a read-ahead collection is planned to end before its probe
+MAX_GAP = 3600.0  # probes further apart than this are not read ahead
 
 
 class ProbeRefused(Exception):
@@ -121,6 +124,9 @@ class _Entry:
         self.lock = threading.Lock()
         self.running: threading.Event | None = None
         self.finished_at = float("-inf")  # monotonic end of the last collection
+        self.read_at = float("-inf")  # the last probe counted (not an HA partner's within the freshness window)
+        self.gap: float | None = None  # between the last two counted probes: when the next one is expected
+        self.served = float("-inf")  # the end of the last collection a counted probe was served
         self.retry_at = float("-inf")
         self.used_at = float("-inf")
         self.duration = 0.0
@@ -155,6 +161,9 @@ class Prober:
         self._requests: dict[tuple[str, str], int] = {}
         self._collections: dict[tuple[str, str], int] = {}
         self._closed = False
+        self._ahead: list[tuple[float, int, _Entry]] = []  # (due, order, entry): the read-ahead collections
+        self._ahead_order = itertools.count()
+        self._ahead_lock = threading.Condition()
         self._on_change = on_change or (lambda: None)  # the exporter's own series changed (Scheduler.touch)
 
     # ---- deciding ------------------------------------------------------------------------------------------
@@ -227,24 +236,84 @@ class Prober:
 
     def probe(self, module: Module, target: str, openmetrics: bool = False, compress: bool = False,
               scrape_timeout: float | None = None) -> bytes:
-        """The exposition of ``target`` (checked by :meth:`check`), collecting it first when its last collection
-        is older than the module's freshness and it is not backing off."""
+        """The exposition of ``target`` (checked by :meth:`check`): a collection not served yet (read ahead for
+        this probe) or younger than the freshness window as it is; else, unless the target backs off, a new one,
+        waited for at most the deadline.  A collection already running is waited for only when there is no
+        earlier one to serve."""
         deadline = module.settings.timeout
         if scrape_timeout is not None and scrape_timeout > 0:
             deadline = max(min(deadline, scrape_timeout - DEADLINE_MARGIN), 0.1)
         entry = self._entry(module, target)
         now = self._clock()
+        freshness = module.settings.freshness
         with entry.lock:
             entry.used_at = now
+            unread = entry.finished_at > entry.served  # read ahead, and not served to a probe yet
+            counted = now - entry.read_at >= freshness  # a probe of its own, not an HA partner's in the window
+            if counted:
+                if entry.read_at != float("-inf"):
+                    entry.gap = now - entry.read_at
+                entry.read_at = now
+                self._plan(entry, now)
             event = entry.running
-            if event is None and now - entry.finished_at >= module.settings.freshness and now >= entry.retry_at:
-                event = entry.running = threading.Event()
-                threading.Thread(target=self._collect, args=(entry, event, now + module.settings.timeout),
-                                 name=f"probe-{module.name}", daemon=True).start()
+            if event is None and not unread and now - entry.finished_at >= freshness and now >= entry.retry_at:
+                event = self._start(entry, now)
+            elif event is not None and entry.success is not None:
+                event = None  # a collection is under way: serve the one before it at once
         if event is not None:
             event.wait(deadline)
+        if counted:
+            with entry.lock:
+                entry.served = max(entry.served, entry.finished_at)
         self._forget(self._clock())
         return self._render(entry, openmetrics, compress)
+
+    def _start(self, entry: _Entry, now: float) -> threading.Event:
+        """Start a collection of ``entry`` in a thread of its own (called with ``entry.lock`` held)."""
+        event = entry.running = threading.Event()
+        threading.Thread(target=self._collect, args=(entry, event, now + entry.module.settings.timeout),
+                         name=f"probe-{entry.module.name}", daemon=True).start()
+        return event
+
+    # ---- reading ahead -------------------------------------------------------------------------------------
+    def _plan(self, entry: _Entry, now: float) -> None:
+        """Read the target again so that the collection is done just before its next probe is expected (the gap
+        between its last two probes later; as the scheduler reads ahead of scrapes): the probe then serves it at
+        once instead of waiting for ssh and sar.  Called with ``entry.lock`` held."""
+        if entry.gap is None or entry.gap > MAX_GAP:
+            return
+        lead = min(entry.duration + READ_AHEAD_MARGIN, entry.module.settings.timeout)
+        due = now + max(entry.gap - lead, 0.0)
+        with self._ahead_lock:
+            heapq.heappush(self._ahead, (due, next(self._ahead_order), entry))
+            self._ahead_lock.notify()
+
+    def tick(self) -> None:
+        """Start the read-ahead collections that are due (the read-ahead thread calls it; tests with their own
+        clock call it themselves)."""
+        now = self._clock()
+        due = []
+        with self._ahead_lock:
+            while self._ahead and self._ahead[0][0] <= now:
+                due.append(heapq.heappop(self._ahead)[2])
+        for entry in due:
+            with entry.lock:
+                if self._closed or entry.running is not None or now < entry.retry_at or \
+                        entry.finished_at > entry.served:
+                    continue  # still running, backing off, or the last one not read yet
+                self._start(entry, now)
+
+    def _read_ahead(self) -> None:
+        while not self._closed:
+            self.tick()
+            with self._ahead_lock:
+                wait = (self._ahead[0][0] - self._clock()) if self._ahead else 60.0
+                if wait > 0 and not self._closed:
+                    self._ahead_lock.wait(min(wait, 60.0))
+
+    def start(self) -> None:
+        """Start the read-ahead thread (the serving exporter)."""
+        threading.Thread(target=self._read_ahead, name="probe-read-ahead", daemon=True).start()
 
     def _collect(self, entry: _Entry, event: threading.Event, give_up: float) -> None:
         module = entry.module
@@ -365,8 +434,11 @@ class Prober:
         add_inventory_series(batch, self.inventory)
 
     def close(self) -> None:
-        with self._lock:
+        with self._ahead_lock:
             self._closed = True
+            self._ahead.clear()
+            self._ahead_lock.notify()
+        with self._lock:
             entries = list(self._entries.values())
             self._entries.clear()
         for entry in entries:

@@ -281,3 +281,76 @@ def test_probe_series_carry_no_exporter_wide_figures():
     assert "middleware_exporter_build_info" not in text and "process_cpu_seconds_total" not in text
     assert value(text, 'middleware_fake_reading{target="t1"}') == 1
     assert value(body(prober, "t1", openmetrics=True).rstrip().splitlines()[-1] + " 0", "# EOF") is not None
+
+
+def test_a_target_is_read_ahead_of_its_next_expected_probe_which_then_waits_for_nothing():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=30)
+    body(prober, "t1")
+    clock.now += 60
+    body(prober, "t1")  # the second probe: the gap (60 s) is known from now on
+    assert world.runs == {"t1": 2}
+    clock.now += 30
+    prober.tick()
+    assert world.runs == {"t1": 2}  # not due yet
+    clock.now += 28  # 2 s before the next probe is expected
+    prober.tick()
+    for _ in range(200):  # the read-ahead collection runs in its own thread
+        if not prober.status()[0]["running"]:
+            break
+        threading.Event().wait(0.01)
+    assert world.runs == {"t1": 3}
+    clock.now += 2
+    text = body(prober, "t1")  # served the collection read ahead, no new one
+    assert world.runs == {"t1": 3} and value(text, 'middleware_fake_reading{target="t1"}') == 3
+    assert value(text, "middleware_probe_collection_age_seconds") == 2
+    prober.tick()
+    assert world.runs == {"t1": 3}
+
+
+def test_an_ha_partner_within_the_window_neither_collects_nor_shortens_the_expected_gap():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=30)
+    body(prober, "t1")
+    clock.now += 10
+    body(prober, "t1")  # the second Prometheus of the pair
+    clock.now += 50
+    body(prober, "t1")
+    assert world.runs == {"t1": 2}
+    entry = next(iter(prober._entries.values()))
+    assert entry.gap == 60
+
+
+def test_a_probe_during_a_read_ahead_collection_is_served_the_previous_one_at_once():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=30)
+    body(prober, "t1")
+    clock.now += 60
+    body(prober, "t1")
+    gate = world.block("t1")
+    try:
+        clock.now += 58
+        prober.tick()
+        assert world.entered["t1"].wait(10)  # the read-ahead collection hangs
+        clock.now += 2
+        text = body(prober, "t1")  # returns without waiting for it
+        assert value(text, 'middleware_fake_reading{target="t1"}') == 2 and not gate.is_set()
+        assert value(text, "middleware_probe_collection_age_seconds") == 60
+    finally:
+        world.release()
+
+
+def test_a_target_no_longer_probed_is_read_ahead_once_at_most():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=30)
+    body(prober, "t1")
+    clock.now += 60
+    body(prober, "t1")
+    for _ in range(5):
+        clock.now += 60
+        prober.tick()
+        for _ in range(200):
+            if not prober.status()[0]["running"]:
+                break
+            threading.Event().wait(0.01)
+    assert world.runs == {"t1": 3}
