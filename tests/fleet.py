@@ -255,6 +255,7 @@ def single_host_config(fleet: Fleet, name: str, interval: float = 60, timeout: f
     }
     if "df" in commands:
         collectors["filesystem"] = {"backend": "text", "interval": interval, "timeout": timeout,
+                                    "statfs_timeout": timeout / 2,  # statfs is not used by the text back-end
                                     "text": {"command_prefix": fleet.prefix(name), "target": name,
                                              "platform": platform, "df": commands["df"],
                                              "command_timeout": command_timeout}}
@@ -314,10 +315,10 @@ def probe_available() -> str | None:
                                 env={k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")})
     if result.returncode != 0:
         said = (result.stderr or result.stdout).strip().splitlines()
-        return "exporter has no /probe (its configuration refuses a modules: section: " + \
-               (said[-1][:200] if said else f"exit {result.returncode}") + ")"
+        return "exporter has no /probe: its configuration refuses a modules: section, " + \
+               (said[-1].strip()[:200] if said else f"exit {result.returncode}")
     if "/probe" not in (REPO / "exporter" / "web" / "server.py").read_text():
-        return "exporter has no /probe (no such route in exporter/web/server.py)"
+        return "exporter has no /probe: no such route in exporter/web/server.py"
     return None
 
 

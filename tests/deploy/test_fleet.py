@@ -47,6 +47,9 @@ from ..support import free_port, http_get
 
 FACTOR = 30  # the rules' clock, shortened
 INTERVAL = 2.0  # scrape and evaluation interval (s)
+# the exporter's run: every 4 s, each ssh command killed after 3 s (a handshake and a Python start take 0.7 s on
+# a loaded 2-core machine, and a run starts its commands at once)
+RUN, COMMAND_TIMEOUT = 4.0, 3.0
 BACKSTOP = 150.0  # the longest any wait here may take on a loaded machine before the test gives up
 
 
@@ -167,6 +170,11 @@ def _value(stack: Stack, expr: str) -> float | None:
     return float(result[0]["value"][1]) if result else None
 
 
+def _figure(stack: Stack, expr: str) -> float:
+    """The value of ``expr`` once VictoriaMetrics has it (0 included)."""
+    return float(_wait(lambda: stack.query(expr), expr, stack)[0]["value"][1])
+
+
 def _pages(stack: Stack, host: str) -> list[dict]:
     return [a for a in stack.notifications() if a["labels"].get("alertname") == "MiddlewareExporterTargetDown"
             and a["labels"].get("target") == host and a["status"] == "firing"]
@@ -178,7 +186,7 @@ def test_a_hung_host_pages_through_vmalert_today(tmp_path, start_exporter):
     host = "hpux000"
     with Fleet(tmp_path / "fleet", hosts) as fleet, \
             Stack(tmp_path / "stack", scaled_rules(tmp_path, FACTOR), f"{INTERVAL:g}s") as stack:
-        config = single_host_config(fleet, host, interval=INTERVAL, timeout=1.8, command_timeout=1.5)
+        config = single_host_config(fleet, host, interval=RUN, timeout=RUN - 0.5, command_timeout=COMMAND_TIMEOUT)
         exporter = start_exporter(config=yaml.safe_dump(config))
         stack.add_agent([{"job_name": "middleware-fleet",
                           "static_configs": [{"targets": [f"127.0.0.1:{exporter.port}"]}]}], f"{INTERVAL:g}s")
@@ -187,7 +195,8 @@ def test_a_hung_host_pages_through_vmalert_today(tmp_path, start_exporter):
         # the capture's figures arrived unchanged through ssh, the exporter, the agent and remote_write
         for metric, labels, value in EXPECTED["hpux"]:
             selector = ",".join([f'target="{host}"', *(f'{k}="{v}"' for k, v in labels.items())])
-            assert _value(stack, f"{metric}{{{selector}}}") == pytest.approx(value), metric
+            found = _figure(stack, f"{metric}{{{selector}}}")
+            assert found == pytest.approx(value), metric
         scaled = rule("MiddlewareExporterTargetDown", [tmp_path / "rules" / "exporter.yml"])
         window = float(scaled["expr"].split("[")[1].split("s]")[0])
         hold = float(scaled["for"].rstrip("s"))
@@ -203,7 +212,7 @@ def test_a_hung_host_pages_through_vmalert_today(tmp_path, start_exporter):
         # due: the exporter notices (a run plus command_timeout), half the window of zeros, the rule's for:, then
         # two evaluation intervals; plus the delivery path (a scrape, the agent's 1 s send deadline, Alertmanager's
         # 1 s group_wait)
-        due = (INTERVAL + 1.5) + window / 2 + hold + 2 * INTERVAL + (INTERVAL + 1 + 1)
+        due = (RUN + COMMAND_TIMEOUT) + window / 2 + hold + 2 * INTERVAL + (INTERVAL + 1 + 1)
         page = _pages(stack, host)[0]
         assert paged <= due + 2 * INTERVAL, (f"paged {paged:.1f} s after the hang (noticed after {noticed:.1f} s); "
                                              f"due within {due:.1f} s\n{stack.logs()}")
@@ -244,7 +253,8 @@ def test_two_shards_read_the_fleet_through_probe(tmp_path, start_exporter):
             Stack(tmp_path / "stack", scaled_rules(tmp_path, FACTOR), f"{INTERVAL:g}s") as stack:
         targets = tmp_path / "targets.yml"
         targets.write_text(yaml.safe_dump(inventory(fleet)))
-        config = yaml.safe_dump(shard_config(fleet, targets, timeout=1.8, freshness=1, command_timeout=1.5))
+        config = yaml.safe_dump(shard_config(fleet, targets, timeout=RUN - 0.5, freshness=1,
+                                             command_timeout=COMMAND_TIMEOUT))
         shards = [start_exporter(config=config), start_exporter(config=config)]
         # the shards' jobs must match the rules' job=~"middleware.*"
         stack.add_agent(_shard_scrape_configs(shards, 2, f"{INTERVAL:g}s"), f"{INTERVAL:g}s")
@@ -259,7 +269,8 @@ def test_two_shards_read_the_fleet_through_probe(tmp_path, start_exporter):
                 continue
             for metric, labels, value in EXPECTED[host.platform]:
                 selector = ",".join([f'instance="{name}"', *(f'{k}="{v}"' for k, v in labels.items())])
-                assert _value(stack, f"{metric}{{{selector}}}") == pytest.approx(value), (name, metric)
+                found = _figure(stack, f"{metric}{{{selector}}}")
+                assert found == pytest.approx(value), (name, metric)
         assert _value(stack, f'middleware_probe_success{{instance="{hung}"}}') == 0
         _wait(lambda: _pages(stack, hung), f"MiddlewareExporterTargetDown for {hung} at the webhook", stack)
         for shard in shards:
