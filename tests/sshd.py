@@ -6,7 +6,8 @@ The client side is the real ``ssh`` with no user configuration (``-F none``), ``
 holding the server's key, so nothing prompts and no key is trusted on first use.  The remote side is what a
 monitored host runs: sshd hands the joined command line to the account's login shell.
 
-``environment`` is set in every session (sshd's ``SetEnv``), e.g. a canary path that hostile names would touch.
+``environment`` is set in every session (sshd's ``SetEnv``), e.g. a canary path that hostile names would touch;
+``options`` are further sshd_config lines (tests/fleet.py raises MaxStartups for hundreds of simulated hosts).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ SSHD = "/usr/sbin/sshd"
 
 
 class LoopbackSshd:
-    def __init__(self, work: Path, environment: dict[str, str] | None = None) -> None:
+    def __init__(self, work: Path, environment: dict[str, str] | None = None, options: str = "") -> None:
         self.work = work
         self.work.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -50,7 +51,7 @@ UsePAM no
 PermitRootLogin prohibit-password
 PrintMotd no
 LogLevel ERROR
-{setenv}""")
+{setenv}{options}""")
 
     def start(self) -> LoopbackSshd:
         if not os.path.exists(SSHD):

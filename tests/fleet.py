@@ -1,0 +1,348 @@
+"""A simulated fleet of remote Unix hosts on ONE real loopback sshd (Debian's openssh-server, tests/sshd.py), for
+tests/estate/test_fleet.py and bench/fleet.py (issue 37, item 5).
+
+Each host is a name the client's ssh configuration (``Fleet.ssh_config``) maps to the sshd: ``Host hpux017`` ->
+HostName 127.0.0.1, the port, the user, its own ed25519 key ``keys/hpux017``, the sshd's host key in a strict
+known-hosts file, BatchMode.  Its key's authorized_keys line forces ``tests/fakehost.py hpux017 <fleet dir>``,
+which prints that host's genuine captures for sar/vmstat/iostat/uptime/df/bdf (never executing what it is sent);
+a refusing host's key is not in authorized_keys at all, so ssh fails as it does against a host that does not
+trust the monitoring key.  Platforms rotate HP-UX, AIX, Solaris, Linux; behaviours are healthy, slow, hung,
+refusing and can be changed while the fleet runs (``set_behaviour``).
+
+``PLATFORMS`` says which capture answers which tool on which platform, ``EXPECTED`` the figures a person reads
+off those captures (what an exporter reading the host must report), ``probe_modules``/``inventory``/
+``probe_available`` are the one place that guesses the /probe configuration (docs/estate.md, issue 37 items
+1-3): adjust them there when it changes.
+
+    python -m tests.fleet --hosts 12 --hung 0.25    # start a fleet, print its ssh configuration, wait for ^C
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .sshd import LoopbackSshd
+from .support import REPO, running_under
+
+FAKEHOST = Path(__file__).resolve().parent / "fakehost.py"
+BEHAVIOURS = ("healthy", "slow", "hung", "refusing")
+
+
+def _captures(system: str, old: str) -> Path:
+    """The genuine captures of ``system``: beside its tests (the layout being introduced) or where they were."""
+    for candidate in (REPO / "tests" / "systems" / system / "fixtures" / "real",
+                      REPO / "tests" / "fixtures" / "real" / old):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"no genuine captures for {system} under tests/systems/{system}/fixtures/real or "
+                            f"tests/fixtures/real/{old}")
+
+
+HOST_TEXT = _captures("host", "host_text")
+FILESYSTEM = _captures("filesystem", "filesystem")
+
+# platform -> (host-name prefix, tool -> (captures directory, file)); SOURCE.md beside each file says where it
+# was published.  A tool a platform has no usable capture for is absent (its module does not run it).
+PLATFORMS: dict[str, tuple[str, dict[str, tuple[Path, str]]]] = {
+    "hpux": ("hpux", {"sar": (HOST_TEXT, "hpux_sar_d.txt"), "vmstat": (HOST_TEXT, "hpux_vmstat.txt"),
+                      "bdf": (FILESYSTEM, "hpux_bdf_hpux1-vxfs.txt")}),
+    "aix": ("aix", {"iostat": (HOST_TEXT, "aix_iostat_DRTl.txt"), "df": (FILESYSTEM, "generic_df_aix.txt")}),
+    "solaris": ("sol", {"sar": (HOST_TEXT, "solaris_sar_d.txt"), "vmstat": (HOST_TEXT, "solaris_vmstat.txt"),
+                        "df": (FILESYSTEM, "generic_df_solaris.txt")}),
+    "linux": ("linux", {"sar": (HOST_TEXT, "linux_sysstat_sar_udB.txt"),
+                        "iostat": (HOST_TEXT, "linux_sysstat_iostat_x.txt"),
+                        "vmstat": (HOST_TEXT, "linux_procps_vmstat.txt"),
+                        "uptime": (HOST_TEXT, "linux_procps_uptime.txt")}),
+}
+# The commands an exporter runs on each platform (collectors.host.text / collectors.filesystem.text).
+COMMANDS: dict[str, dict[str, list[str]]] = {
+    "hpux": {"sar": ["sar", "-d", "5", "1"], "vmstat": ["vmstat", "5", "2"], "df": ["bdf"]},
+    "aix": {"iostat": ["iostat", "-DRTl", "5", "2"], "df": ["df", "-kP"]},
+    "solaris": {"sar": ["sar", "-d", "5", "1"], "vmstat": ["vmstat", "5", "2"], "df": ["df", "-k"]},
+    "linux": {"sar": ["sar", "-u", "-d", "-B", "1", "3"], "iostat": ["iostat", "-x", "1", "2"],
+              "vmstat": ["vmstat", "1", "3"], "uptime": ["uptime"]},
+}
+# Figures read off the captures by eye (the same rows tests/systems/host/test_host_text.py and
+# tests/systems/filesystem/test_filesystem_text.py quote): (metric, labels besides target, value).
+EXPECTED: dict[str, list[tuple[str, dict[str, str], float]]] = {
+    "hpux": [  # sar -d: 02:40:02 c0t2d0 0.50 0.50 0 8 0.01 8.80; vmstat last row: sr 3 ... us 0 sy 0 id 100
+        ("middleware_host_disk_service_time_seconds", {"device": "c0t2d0"}, 0.0088),
+        ("middleware_host_page_scans_per_second", {}, 3.0),
+        ("middleware_host_cpu_mode_ratio", {"mode": "idle"}, 1.0),
+        # bdf: /dev/vg00/lvol3 2097152 339960 1743512 16% /
+        ("middleware_filesystem_avail_bytes", {"mountpoint": "/"}, 1743512 * 1024.0)],
+    "aix": [  # iostat -DRTl second report: hdisk1 79.0 164.1M 626.0 ... rps 626.0 avgserv 1.3
+        ("middleware_host_disk_util_ratio", {"device": "hdisk1"}, 0.79),
+        ("middleware_host_disk_transfers_per_second", {"device": "hdisk1"}, 626.0),
+        ("middleware_host_disk_service_time_seconds", {"device": "hdisk1"}, 0.0013),
+        # df -kP: /dev/hd4 2097152 1005632 1091520 48% /
+        ("middleware_filesystem_size_bytes", {"mountpoint": "/"}, 2097152 * 1024.0)],
+    "solaris": [  # sar -d: 12:40:01 dad1 15 0.7 26 399 18.1 10.0; vmstat last row: sr 4 ... us 0 sy 7 id 93
+        ("middleware_host_disk_service_time_seconds", {"device": "dad1"}, 0.010),
+        ("middleware_host_page_scans_per_second", {}, 4.0),
+        ("middleware_host_cpu_mode_ratio", {"mode": "system"}, 0.07),
+        # df -k: /dev/vx/dsk/bootdg/rootvol 16525754 5423501 10936996 34% /
+        ("middleware_filesystem_avail_bytes", {"mountpoint": "/"}, 10936996 * 1024.0)],
+    "linux": [  # sar Average: all 24.17 0.00 1.67 0.00 0.67 73.50; vda 13.33 tps; uptime load average: 0.94, ...
+        ("middleware_host_cpu_mode_ratio", {"mode": "user"}, 0.2417),
+        ("middleware_host_disk_transfers_per_second", {"device": "vda"}, 13.33),
+        ("middleware_host_load1", {}, 0.94)],
+}
+
+
+@dataclass
+class Host:
+    name: str
+    platform: str
+    behaviour: str = "healthy"
+    delay: float = 3.0  # seconds a slow host takes
+
+
+def plan(count: int, hung: float = 0.0, slow: float = 0.0, refusing: float = 0.0) -> list[Host]:
+    """``count`` hosts, platforms in rotation, the given shares hung/slow/refusing spread evenly (deterministic:
+    host i is hung when ``floor((i+1)*hung)`` steps up; then slow, then refusing among the others)."""
+    names = list(PLATFORMS)
+    hosts = []
+    for i in range(count):
+        platform = names[i % len(names)]
+        host = Host(f"{PLATFORMS[platform][0]}{i:03d}", platform)
+        for behaviour, share in (("hung", hung), ("slow", slow), ("refusing", refusing)):
+            offset = {"hung": 0.0, "slow": 0.34, "refusing": 0.67}[behaviour]  # not the same hosts
+            if share and int((i + 1) * share + offset) > int(i * share + offset) and host.behaviour == "healthy":
+                host.behaviour = behaviour
+        hosts.append(host)
+    return hosts
+
+
+def _keygen(path: Path) -> None:
+    if not path.exists():
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", path.name, "-f", str(path)],
+                       check=True, stdin=subprocess.DEVNULL)
+
+
+class Fleet:
+    """The fleet's directory (``work``): sshd's files (sshd/), one key per host (keys/, or ``key_cache`` shared
+    between fleets of a session), the ssh configuration (ssh_config), the hosts' states (hosts/*.json) and the
+    capture table (platforms.json) that tests/fakehost.py reads."""
+
+    def __init__(self, work: Path, hosts: list[Host], key_cache: Path | None = None) -> None:
+        self.work = work
+        self.hosts = {host.name: host for host in hosts}
+        self.keys = key_cache or work / "keys"
+        self.keys.mkdir(parents=True, exist_ok=True)
+        (work / "hosts").mkdir(parents=True, exist_ok=True)
+        # MaxStartups: hundreds of handshakes at once (the default 10:30:100 drops connections from the 11th);
+        # MaxSessions: sessions multiplexed over one kept master connection (ControlMaster).
+        self.sshd = LoopbackSshd(work / "sshd", options="MaxStartups 1000\nMaxSessions 100\nLoginGraceTime 30\n")
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(_keygen, (self.keys / name for name in self.hosts)))
+        (work / "platforms.json").write_text(json.dumps(
+            {platform: {tool: str(folder / name) for tool, (folder, name) in tools.items()}
+             for platform, (_, tools) in PLATFORMS.items()}))
+        for host in hosts:
+            self._write_state(host)
+        self._write_authorized_keys()
+        self.ssh_config = work / "ssh_config"
+        self.ssh_config.write_text("".join(f"""Host {name}
+  HostName 127.0.0.1
+  Port {self.sshd.port}
+  User {self.sshd.user}
+  IdentityFile {self.keys / name}
+  IdentitiesOnly yes
+  UserKnownHostsFile {self.sshd.work / "known_hosts"}
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  BatchMode yes
+  ConnectTimeout 5
+  LogLevel ERROR
+""" for name in self.hosts))
+
+    def _write_state(self, host: Host) -> None:
+        path = self.work / "hosts" / f"{host.name}.json"
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps({"platform": host.platform, "behaviour": host.behaviour,
+                                         "delay": host.delay}))
+        temporary.replace(path)  # a fakehost starting now reads the old state or the new, never half of one
+
+    def _write_authorized_keys(self) -> None:
+        python = os.path.realpath(sys.executable)
+        lines = []
+        for name, host in self.hosts.items():
+            if host.behaviour == "refusing":
+                continue
+            command = " ".join(shlex.quote(part) for part in (python, "-I", "-S", str(FAKEHOST), name, str(self.work)))
+            key = (self.keys / f"{name}.pub").read_text().split()
+            lines.append(f'restrict,command="{command}" {key[0]} {key[1]} {name}\n')
+        path = self.sshd.work / "authorized_keys"
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text("".join(lines))
+        temporary.replace(path)  # sshd reads the file at each authentication
+
+    def set_behaviour(self, name: str, behaviour: str, delay: float | None = None) -> None:
+        assert behaviour in BEHAVIOURS, behaviour
+        host = self.hosts[name]
+        refusing_changed = (host.behaviour == "refusing") != (behaviour == "refusing")
+        host.behaviour = behaviour
+        if delay is not None:
+            host.delay = delay
+        self._write_state(host)
+        if refusing_changed:
+            self._write_authorized_keys()
+
+    def start(self) -> Fleet:
+        self.sshd.start()
+        return self
+
+    def stop(self) -> None:
+        self.sshd.stop()
+        # sshd's session processes outlive the listener; end what any session of this fleet still runs
+        for line in running_under(self.work):
+            pid = int(line.split(":", 1)[0])
+            if pid != os.getpid():
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+
+    def leftovers(self) -> list[str]:
+        return running_under(self.work)
+
+    def __enter__(self) -> Fleet:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def ssh(self, name: str, *argv: str, timeout: float = 20) -> subprocess.CompletedProcess:
+        """Run ``argv`` on host ``name`` as an operator would: ``ssh -F ssh_config name argv...``."""
+        return subprocess.run(["ssh", "-F", str(self.ssh_config), name, *argv], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def prefix(self, name: str) -> list[str]:
+        """collectors.*.text.command_prefix reading host ``name`` (single-host mode)."""
+        return ["ssh", "-F", str(self.ssh_config), name]
+
+    def by_behaviour(self, behaviour: str) -> list[str]:
+        return [name for name, host in self.hosts.items() if host.behaviour == behaviour]
+
+
+def capture(platform: str, tool: str) -> str:
+    folder, name = PLATFORMS[platform][1][tool]
+    return (folder / name).read_text()
+
+
+def single_host_config(fleet: Fleet, name: str, interval: float = 60, timeout: float = 10,
+                       command_timeout: float = 8) -> dict:
+    """An ordinary exporter's configuration reading host ``name`` through ssh (collectors.host text back-end, and
+    the filesystem text back-end where the platform has a df capture): what one-process-per-host means today."""
+    platform = fleet.hosts[name].platform
+    commands = COMMANDS[platform]
+    text = {tool: commands.get(tool, []) for tool in ("sar", "vmstat", "iostat", "uptime")}
+    collectors: dict = {
+        "host": {"backend": "text", "interval": interval, "timeout": timeout,
+                 "text": {**text, "command_prefix": fleet.prefix(name), "target": name, "platform": platform,
+                          "command_timeout": command_timeout}},
+        "filesystem": {"enabled": False},
+    }
+    if "df" in commands:
+        collectors["filesystem"] = {"backend": "text", "interval": interval, "timeout": timeout,
+                                    "statfs_timeout": timeout / 2,  # statfs is not used by the text back-end
+                                    "text": {"command_prefix": fleet.prefix(name), "target": name,
+                                             "platform": platform, "df": commands["df"],
+                                             "command_timeout": command_timeout}}
+    for other in ("process", "hpom", "oracle", "ibmmq", "vhi", "domino", "certificates", "mountstats"):
+        collectors[other] = {"enabled": False}
+    return {"collectors": collectors}
+
+
+# ---- the /probe side (issue 37 items 1-3; PROBE.md): every guess about its configuration is here ----------------
+def probe_modules(fleet: Fleet, timeout: float = 20, freshness: float = 30, concurrency: int = 16,
+                  command_timeout: float = 8) -> dict:
+    """``modules:`` of a shard reading the fleet: one module per platform (its commands), ssh through the fleet's
+    configuration (host keys, aliases, keys), connections kept between probes."""
+    modules = {}
+    for platform, commands in COMMANDS.items():
+        text = {tool: commands.get(tool, []) for tool in ("sar", "vmstat", "iostat", "uptime")}
+        collectors: dict = {"host": {"backend": "text", "text": {**text, "platform": platform,
+                                                                 "command_timeout": command_timeout}}}
+        if "df" in commands:
+            collectors["filesystem"] = {"backend": "text", "text": {"df": commands["df"], "platform": platform,
+                                                                    "command_timeout": command_timeout}}
+        modules[platform] = {"ssh": {"config_file": str(fleet.ssh_config), "control_persist": 120},
+                             "collectors": collectors, "timeout": timeout, "freshness": freshness,
+                             "concurrency": concurrency}
+    return modules
+
+
+def inventory(fleet: Fleet) -> list[dict]:
+    """The fleet as a file_sd inventory: one group per platform, its module in ``__param_module``."""
+    return [{"targets": [name for name, host in fleet.hosts.items() if host.platform == platform],
+             "labels": {"__param_module": platform, "platform": platform}} for platform in COMMANDS]
+
+
+def shard_config(fleet: Fleet, inventory_file: Path, **module_options) -> dict:
+    """A shard's whole configuration: the inventory, the modules, and no local collector."""
+    collectors = {name: {"enabled": False} for name in ("host", "filesystem", "process", "hpom", "oracle", "ibmmq",
+                                                         "vhi", "domino", "certificates", "mountstats")}
+    return {"inventory": {"file": str(inventory_file)}, "modules": probe_modules(fleet, **module_options),
+            "collectors": collectors}
+
+
+@functools.lru_cache(maxsize=1)
+def probe_available() -> str | None:
+    """None when this checkout's exporter serves /probe, else why not: the configuration check accepts a
+    ``modules:`` section and the web server has a /probe route.  The one seam the fleet test and bench/fleet.py
+    switch on."""
+    import yaml
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "probe.yaml"
+        targets = Path(tmp) / "targets.yml"
+        targets.write_text(yaml.safe_dump([{"targets": ["hpux000"], "labels": {"__param_module": "hpux"}}]))
+        config.write_text(yaml.safe_dump({"inventory": {"file": str(targets)},
+                                          "modules": {"hpux": {"collectors": {"host": {"backend": "text"}}}}}))
+        result = subprocess.run([sys.executable, "-m", "exporter", "check-config", "--config", str(config)],
+                                cwd=REPO, capture_output=True, text=True, timeout=60,
+                                env={k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")})
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip().splitlines()
+        return "exporter has no /probe: its configuration refuses a modules: section, " + \
+               (said[-1].strip()[:200] if said else f"exit {result.returncode}")
+    if "/probe" not in (REPO / "exporter" / "web" / "server.py").read_text():
+        return "exporter has no /probe: no such route in exporter/web/server.py"
+    return None
+
+
+def main() -> None:
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=12)
+    parser.add_argument("--hung", type=float, default=0.0)
+    parser.add_argument("--slow", type=float, default=0.0)
+    parser.add_argument("--refusing", type=float, default=0.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="fleet-") as tmp, \
+            Fleet(Path(tmp), plan(args.hosts, args.hung, args.slow, args.refusing)) as fleet:
+        for name, host in fleet.hosts.items():
+            print(f"{name:10} {host.platform:8} {host.behaviour}")
+        print(f"\nssh -F {fleet.ssh_config} {next(iter(fleet.hosts))} sar -d 5 1     (^C ends the fleet)")
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
