@@ -28,16 +28,20 @@ from .metrics import (
     CHANNEL_COUNTERS,
     CHANNEL_CUR_INST,
     CHANNEL_INDOUBT,
+    CHANNEL_INSTANCE_TYPE,
     CHANNEL_MAX_INST,
     CHANNEL_MAX_INSTC,
+    CHANNEL_MONITORING,
     CHANNEL_PAIRS,
     CHANNEL_RETRIES,
+    CHANNEL_SECURITY_PROTOCOL,
     CHANNEL_SHARING,
     CHANNEL_START_EPOCH,
     CHANNEL_STATUS,
     CHANNEL_STATUS_SQUASH,
     CHANNEL_SUBSTATE,
     CHANNEL_TIME_SINCE_MSG,
+    CHANNEL_TYPE,
     CHANNELS_EXCLUDED,
     FILE_SYSTEM_INFO,
     QMGR_CHINIT,
@@ -85,8 +89,11 @@ from .metrics import (
     STATS_SUCCESS,
 )
 from .model import (
+    CHANNEL_INSTANCE_TYPE_CODES,
+    CHANNEL_SECURITY_PROTOCOL_CODES,
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
+    CHANNEL_TYPE_CODES,
     SERVICE_STATUS_CODES,
     Backend,
     BackendError,
@@ -376,7 +383,7 @@ class IbmmqCollector(Collector):
         QUEUES_EXCLUDED.add(batch, excluded, qmgr=name)
         if snap.throughput is not None:
             self._emit_throughput(qm, snap.throughput, seen, batch)
-        self._emit_channels(qm, snap, now, batch)
+        self._emit_channels(qm, snap, now, batch, qmgr_running=state.running)
         if snap.health is not None:
             self._emit_health(qm, snap.health, now, batch)
         for source, error in sorted(snap.source_errors.items()):
@@ -413,7 +420,8 @@ class IbmmqCollector(Collector):
         if monitoring in ("OFF", "LOW", "MEDIUM", "HIGH"):  # QMGR (the queue manager's level) or "": unknown
             QUEUE_MONITORING.add(batch, 0 if monitoring == "OFF" else 1, **labels)
 
-    def _emit_channels(self, qm: _QueueManager, snap: QmgrSnapshot, now: float, batch: MetricBatch) -> None:
+    def _emit_channels(self, qm: _QueueManager, snap: QmgrSnapshot, now: float, batch: MetricBatch,
+                       qmgr_running: bool = True) -> None:
         name = qm.entry.name
         if snap.channel_definitions is not None:
             qm.definitions = snap.channel_definitions
@@ -444,6 +452,7 @@ class IbmmqCollector(Collector):
             if code is not None:
                 CHANNEL_STATUS.add(batch, code, **labels)
             CHANNEL_STATUS_SQUASH.add(batch, channel_status_squash(status), **labels)
+            self._emit_codes(best, key[1], labels, batch)
             substate = CHANNEL_SUBSTATE_CODES.get(best.substate.upper()) if best.substate else None
             if substate is not None:
                 CHANNEL_SUBSTATE.add(batch, substate, **labels)
@@ -467,7 +476,9 @@ class IbmmqCollector(Collector):
             for kind, value in (("short", best.short_retries_left), ("long", best.long_retries_left)):
                 if value is not None:
                     CHANNEL_RETRIES.add(batch, value, kind=kind, **labels)
-        if qm.entry.show_inactive_channels and not unread:
+        # a defined channel is inactive only on a running queue manager: one that ended (or stands by) says nothing
+        # of its channels, and the last definitions read must not turn them all into "inactive" (0) series
+        if qm.entry.show_inactive_channels and not unread and qmgr_running:
             for definition in sorted(definitions.values(), key=lambda d: d.name):
                 if definition.name in instances or definition.type == "CLNTCONN":
                     continue  # running, or a client-side definition (never has status on the queue manager)
@@ -477,9 +488,26 @@ class IbmmqCollector(Collector):
                 labels = dict(zip(CH, (name, definition.name, definition.type, "", "", ""), strict=True))
                 CHANNEL_STATUS.add(batch, CHANNEL_STATUS_CODES["INACTIVE"], **labels)
                 CHANNEL_STATUS_SQUASH.add(batch, 0, **labels)
+                if definition.type in CHANNEL_TYPE_CODES:
+                    CHANNEL_TYPE.add(batch, CHANNEL_TYPE_CODES[definition.type], **labels)
                 CHANNEL_CUR_INST.add(batch, 0, **labels)
                 self._emit_definition(definition, labels, batch)
         CHANNELS_EXCLUDED.add(batch, len(excluded), qmgr=name)
+
+    @staticmethod
+    def _emit_codes(channel: ChannelState, ctype: str, labels: dict[str, str], batch: MetricBatch) -> None:
+        """mq_prometheus's numeric codes of a channel instance (type, instance type, security protocol) and
+        whether its monitoring figures were measured (MONCHL)."""
+        for spec, codes, word in ((CHANNEL_TYPE, CHANNEL_TYPE_CODES, ctype),
+                                  (CHANNEL_INSTANCE_TYPE, CHANNEL_INSTANCE_TYPE_CODES, channel.instance_type),
+                                  (CHANNEL_SECURITY_PROTOCOL, CHANNEL_SECURITY_PROTOCOL_CODES,
+                                   channel.security_protocol)):
+            code = codes.get(word.upper()) if word else None
+            if code is not None:
+                spec.add(batch, code, **labels)
+        monitoring = channel.monitoring.upper()
+        if monitoring in ("OFF", "LOW", "MEDIUM", "HIGH"):  # QMGR or "": the status does not say
+            CHANNEL_MONITORING.add(batch, 0 if monitoring == "OFF" else 1, **labels)
 
     @staticmethod
     def _emit_definition(definition: ChannelDefinition | None, labels: dict[str, str], batch: MetricBatch) -> None:

@@ -4,7 +4,16 @@ where it has the figure; the last column of docs/metrics.md says which).  The co
 from __future__ import annotations
 
 from ...core.metrics import MetricSpec
-from .model import CHANNEL_STATUS_CODES, SERVICE_STATUS_CODES, code_words
+from .model import (
+    CHANNEL_INSTANCE_TYPE_CODES,
+    CHANNEL_SECURITY_PROTOCOL_CODES,
+    CHANNEL_STATUS_CODES,
+    CHANNEL_SUBSTATE_CODES,
+    CHANNEL_TYPE_CODES,
+    DISPLAY_MAX,
+    SERVICE_STATUS_CODES,
+    code_words,
+)
 
 Q = ("qmgr", "queue")
 # mq_prometheus's channel labels we have (its platform, description and sslciph are left out: description and
@@ -13,6 +22,8 @@ CH = ("qmgr", "channel", "type", "connname", "rqmname", "jobname")
 BK = ("qmgr", "backend")
 MQP = "mq_prometheus: same name"  # where a name comes from (docs/metrics.md); ours are middleware_ibmmq_*
 MQPC = "mq_prometheus: "  # + its name, for counters (its Go client writes them without _total)
+# said of every figure MQ shows at most as 999999999 (model.DISPLAY_MAX): the capped value is kept
+AT_LEAST = f"; {DISPLAY_MAX} (the largest value MQ shows) means at least that much"
 
 QMGR_STATUS = MetricSpec(
     "ibmmq_qmgr_status", "gauge", "Queue manager status (MQQMSTA: 1 starting, 2 running, 3 quiescing, "
@@ -32,7 +43,7 @@ QUEUE_DEPTH_RATIO = MetricSpec(
     "MQ-DEPTH: alert over e.g. 0.8")
 QUEUE_OLDEST_MESSAGE_AGE = MetricSpec(
     "ibmmq_queue_oldest_message_age", "gauge", "Age of the oldest message in seconds (MSGAGE; needs queue "
-    "monitoring, MONQ; absent where it is off, where mq_prometheus reports 0).", Q, MQP)
+    f"monitoring, MONQ; absent where it is off, where mq_prometheus reports 0{AT_LEAST}).", Q, MQP)
 QUEUE_INPUT_HANDLES = MetricSpec(
     "ibmmq_queue_input_handles", "gauge", "Handles open for input (IPPROCS): the consumers.", Q, MQP)
 QUEUE_OUTPUT_HANDLES = MetricSpec(
@@ -81,7 +92,8 @@ STATS_HANDLES_CAP = MetricSpec(
     "absent while MAXHANDS is unknown.", SQ, "below statistics_max_queues: raise MAXHANDS (ALTER QMGR MAXHANDS)")
 CHANNEL_STATUS = MetricSpec(
     "ibmmq_channel_status", "gauge", f"Channel status (MQCHS: {code_words(CHANNEL_STATUS_CODES)}); 0 also for a "
-    "defined channel without status (show_inactive_channels).", CH, MQP)
+    "defined channel without status (show_inactive_channels) while the queue manager runs; no channel series at "
+    "all while it does not (ended, standby: unknown, not inactive).", CH, MQP)
 CHANNEL_STATUS_SQUASH = MetricSpec(
     "ibmmq_channel_status_squash", "gauge", "Channel status squashed as mq_prometheus does: 0 stopped (inactive, "
     "disconnected, stopped, paused), 1 transitioning, 2 running.", CH,
@@ -101,8 +113,8 @@ FILE_SYSTEM_INFO = MetricSpec(
 
 # -- channel status beyond the state (DISPLAY CHSTATUS ALL; mq_prometheus's class `channel`) ------------------------
 CHANNEL_SUBSTATE = MetricSpec(
-    "ibmmq_channel_substate", "gauge", "What the channel's MCA is doing (MQCHSSTATE: 0 other, 100 end of batch, "
-    "200 sending, 300 receiving, 600 heartbeating, 1500 in MQPUT, 1600 in MQGET, ...).", CH, MQP)
+    "ibmmq_channel_substate", "gauge", "What the channel's MCA is doing (MQCHSSTATE, by runmqsc's SUBSTATE word: "
+    f"{code_words(CHANNEL_SUBSTATE_CODES)}); absent for a blank SUBSTATE( ).", CH, MQP)
 CHANNEL_INDOUBT = MetricSpec(
     "middleware_ibmmq_channel_indoubt", "gauge", "1 if the channel is in doubt (INDOUBT(YES): a batch sent, its "
     "confirmation not yet received), 0 if not.", CH, "not in mq_prometheus; in doubt for long: == 1 for 5m")
@@ -126,13 +138,14 @@ CHANNEL_START_EPOCH = MetricSpec(
 CHANNEL_PAIRS = [
     (field, MetricSpec(name, "gauge", text, CH, MQP)) for field, name, text in (
         ("xmitq_time_short", "ibmmq_channel_xmitq_time_short", "Time messages waited on the transmission queue, "
-         "short-term average (XQTIME, microseconds; needs channel monitoring, MONCHL)."),
+         "short-term average (XQTIME, microseconds; needs channel monitoring: absent while the status says "
+         f"MONCHL(OFF), whose zeros were never measured{AT_LEAST})."),
         ("xmitq_time_long", "ibmmq_channel_xmitq_time_long", "The same, long-term average (microseconds)."),
         ("network_time_short", "ibmmq_channel_nettime_short", "Network time of a batch confirmation, short-term "
-         "average (NETTIME, microseconds; MONCHL)."),
+         f"average (NETTIME, microseconds; absent with MONCHL(OFF){AT_LEAST})."),
         ("network_time_long", "ibmmq_channel_nettime_long", "The same, long-term average (microseconds)."),
         ("batch_size_short", "ibmmq_channel_batchsz_short", "Messages per batch, short-term average (XBATCHSZ; "
-         "MONCHL)."),
+         "absent with MONCHL(OFF))."),
         ("batch_size_long", "ibmmq_channel_batchsz_long", "The same, long-term average."))]
 CHANNEL_CUR_INST = MetricSpec(
     "ibmmq_channel_cur_inst", "gauge", "Running instances of the channel (status records with its name), on every "
@@ -160,9 +173,10 @@ QUEUE_TIME_SINCE_GET = MetricSpec(
     "when blank.", Q, MQP + "; not drained: ibmmq_queue_depth > 0 and this > 600 (require monitoring_enabled)")
 QUEUE_QTIME_SHORT = MetricSpec(
     "ibmmq_queue_qtime_short", "gauge", "Time messages stayed on the queue, short-term average (QTIME, "
-    "microseconds; needs MONQ).", Q, MQP)
+    f"microseconds; needs MONQ: absent when blank{AT_LEAST}, about 16.7 minutes).", Q,
+    MQP + "; kept at 999999999 as mq_prometheus keeps it")
 QUEUE_QTIME_LONG = MetricSpec(
-    "ibmmq_queue_qtime_long", "gauge", "The same, long-term average (microseconds).", Q, MQP)
+    "ibmmq_queue_qtime_long", "gauge", f"The same, long-term average (microseconds{AT_LEAST}).", Q, MQP)
 QUEUE_UNCOMMITTED = MetricSpec(
     "ibmmq_queue_uncommitted_messages", "gauge", "Uncommitted changes on the queue (UNCOM: a count where MQ gives "
     "one, else 1 for YES and 0 for NO).", Q, MQP + "; stuck unit of work: > 0 for 30m")
@@ -237,6 +251,24 @@ QMGR_INFO = MetricSpec(
     "not in mq_prometheus; DLQ depth: ibmmq_queue_depth * on(qmgr,queue) group_left label_replace(this, "
     "'queue', '$1', 'dlq', '(.+)') > 0")
 
+# -- issue 39 (items 3 and 7): mq_prometheus's channel codes, and whether channel monitoring measured anything ------
+CHANNEL_TYPE = MetricSpec(
+    "ibmmq_channel_type", "gauge", f"Channel type as mq_prometheus exports it (MQCHT: "
+    f"{code_words(CHANNEL_TYPE_CODES)}); the same word is the type label.", CH, MQP)
+CHANNEL_INSTANCE_TYPE = MetricSpec(
+    "ibmmq_channel_instance_type", "gauge", f"Instance type of the channel status (MQOT: "
+    f"{code_words(CHANNEL_INSTANCE_TYPE_CODES)}; the CURRENT, SAVED or SHORT keyword of DISPLAY CHSTATUS); absent "
+    "where the answer does not say (a defined channel without status).", CH, MQP)
+CHANNEL_SECURITY_PROTOCOL = MetricSpec(
+    "ibmmq_channel_security_protocol", "gauge", f"Security protocol the channel instance negotiated (SECPROT, "
+    f"MQSECPROT: {code_words(CHANNEL_SECURITY_PROTOCOL_CODES)}); absent where not shown (before MQ 8, or inactive).",
+    CH, MQP + '; TLS below 1.2: < 4 and != 0')
+CHANNEL_MONITORING = MetricSpec(
+    "middleware_ibmmq_channel_monitoring_enabled", "gauge", "1 if channel monitoring is on for the channel instance "
+    "(MONCHL LOW, MEDIUM or HIGH), 0 if off: without it XQTIME, NETTIME, XBATCHSZ and XQMSGSA are not measured and "
+    "their series are absent.", CH, "not in mq_prometheus")
+CHANNEL_CODES_SPECS = [CHANNEL_TYPE, CHANNEL_INSTANCE_TYPE, CHANNEL_SECURITY_PROTOCOL, CHANNEL_MONITORING]
+
 SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RATIO, QUEUE_OLDEST_MESSAGE_AGE,
          QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QMGR_PUTS, QMGR_GETS, QUEUE_PUTS, QUEUE_GETS, CHANNEL_STATUS,
          CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED, STATS_SUCCESS,
@@ -248,4 +280,5 @@ SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RA
          QUEUE_QTIME_SHORT, QUEUE_QTIME_LONG, QUEUE_UNCOMMITTED, QUEUE_FILE_SIZE, QUEUE_FILE_MAX_SIZE, QUEUE_USAGE,
          QUEUE_MONITORING, QMGR_CONNECTIONS, QMGR_CMDSERV, QMGR_CHINIT, QMGR_UPTIME, QMGR_START, QMGR_LOG_START,
          *(spec for _, spec in QMGR_LOG_EXTENTS), *(spec for _, spec in QMGR_LOG_SIZES),
-         *(spec for _, spec in QMGR_PERCENTS), *(spec for _, spec in QMGR_FS_SIZES), QMGR_MAX_HANDLES, QMGR_INFO]
+         *(spec for _, spec in QMGR_PERCENTS), *(spec for _, spec in QMGR_FS_SIZES), QMGR_MAX_HANDLES, QMGR_INFO,
+         *CHANNEL_CODES_SPECS]

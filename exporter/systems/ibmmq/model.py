@@ -39,13 +39,30 @@ CHANNEL_TYPE_WORDS = {
     **{str(code): word for word, code in CHANNEL_TYPE_CODES.items()},
 }
 
-# MQCHSSTATE_* (channel substate; runmqsc and REST print the word, PCF the number).
+# MQCHSSTATE_* (channel substate): the words runmqsc and REST print in SUBSTATE(...) (IBM Docs "DISPLAY CHSTATUS",
+# SUBSTATE), PCF the number (cmqcfc.h; mq-golang's ibmmq constants): SSLHANDSHK is MQCHSSTATE_SSL_HANDSHAKING,
+# NETCONNECT MQCHSSTATE_NET_CONNECTING, ...; OTHER is PCF's MQCHSSTATE_OTHER.  A blank SUBSTATE( ) (no MCA running,
+# e.g. RETRYING) has no code.
 CHANNEL_SUBSTATE_CODES = {
     "OTHER": 0, "ENDBATCH": 100, "SEND": 200, "RECEIVE": 300, "SERIALIZE": 400, "RESYNCH": 500, "HEARTBEAT": 600,
     "SCYEXIT": 700, "RCVEXIT": 800, "SENDEXIT": 900, "MSGEXIT": 1000, "MREXIT": 1100, "CHADEXIT": 1200,
-    "NETCONNECT": 1250, "SSLHANDSHAKE": 1300, "NAMESERVER": 1400, "MQPUT": 1500, "MQGET": 1600, "MQICALL": 1700,
+    "NETCONNECT": 1250, "SSLHANDSHK": 1300, "NAMESERVER": 1400, "MQPUT": 1500, "MQGET": 1600, "MQICALL": 1700,
     "COMPRESS": 1800,
 }
+
+# MQOT_*_CHANNEL (the instance type of a channel status: runmqsc prints the bare keyword CURRENT, SAVED or SHORT,
+# PCF answers MQIACH_CHANNEL_INSTANCE_TYPE): ibmmq_channel_instance_type, as mq_prometheus exports the code.
+CHANNEL_INSTANCE_TYPE_CODES = {"CURRENT": 1011, "SAVED": 1012, "SHORT": 1015}
+
+# MQSECPROT_* (the security protocol a channel instance negotiated: runmqsc's SECPROT(...) words, PCF's
+# MQIACH_SECURITY_PROTOCOL): ibmmq_channel_security_protocol, as mq_prometheus exports the code.
+CHANNEL_SECURITY_PROTOCOL_CODES = {"NONE": 0, "SSLV3": 1, "TLSV1": 2, "TLSV12": 4, "TLSV13": 8}
+
+# The largest number runmqsc (and PCF) show for a figure such as QTIME, MSGAGE, XQTIME or NETTIME (IBM Docs "DISPLAY
+# QSTATUS": "the maximum displayable value is 999999999"; "DISPLAY CHSTATUS": on z/OS every numeric parameter over
+# 999,999,999 is displayed as 999999999).  A figure at the cap is kept: it means "at least this much", never "no data"
+# (blank is no data).
+DISPLAY_MAX = 999999999
 
 # MQSVC_STATUS_* (command server, channel initiator): ibmmq_qmgr_command_server_status and
 # ibmmq_qmgr_channel_initiator_status.
@@ -103,7 +120,7 @@ class QueueStatus:
     open_output: int | None = None  # OPPROCS
     last_put: datetime | None = None  # LPUTDATE + LPUTTIME (queue manager's local time; None: blank / MONQ off)
     last_get: datetime | None = None  # LGETDATE + LGETTIME
-    qtime_short: int | None = None  # QTIME first value, microseconds (None: blank or 999999999 "not available")
+    qtime_short: int | None = None  # QTIME first value, microseconds (None: blank; DISPLAY_MAX: at least that)
     qtime_long: int | None = None  # QTIME second value, microseconds
     uncommitted: int | None = None  # UNCOM: a count where MQ gives one; NO -> 0, YES -> 1
     file_size_mb: int | None = None  # CURFSIZE, MB (9.1.5+)
@@ -145,6 +162,9 @@ class ChannelState:
     short_retries_left: int | None = None  # SHORTRTS
     long_retries_left: int | None = None  # LONGRTS
     xmitq_messages_available: int | None = None  # XQMSGSA (MONCHL on)
+    monitoring: str = ""  # MONCHL of the status (OFF, LOW, MEDIUM, HIGH; "" unknown): OFF -> the MONCHL figures None
+    instance_type: str = ""  # CURRENT, SAVED or SHORT (see CHANNEL_INSTANCE_TYPE_CODES)
+    security_protocol: str = ""  # SECPROT: NONE, SSLV3, TLSV1, TLSV12, TLSV13 (see CHANNEL_SECURITY_PROTOCOL_CODES)
 
 
 @dataclass

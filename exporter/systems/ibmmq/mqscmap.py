@@ -13,7 +13,12 @@ Facts used (sources in ``docs/notes/mq-health-design.md``):
 * Short/long pairs (QTIME, XQTIME, NETTIME, XBATCHSZ) are printed short first, long second: IBM Docs "DISPLAY
   CHSTATUS" (q086090_) and "DISPLAY QSTATUS" (q086260_) describe the two values in that order.  mqmetric swaps
   the channel indicators only for *PCF* on Distributed (an IBM PCF defect); runmqsc text is taken as documented.
-* QTIME 999999999 means "too large to show / not available" (IBM Docs DISPLAY QSTATUS): None.
+* 999999999 is the largest value runmqsc shows (IBM Docs DISPLAY QSTATUS, QTIME and MSGAGE: "the maximum displayable
+  value is 999999999"; DISPLAY CHSTATUS on z/OS: any numeric parameter over 999,999,999): a figure at the cap is kept
+  as it is ("at least"), only a blank is "no data".
+* ``MONCHL(OFF)`` in a channel status: the monitoring figures (XQTIME, NETTIME, XBATCHSZ, XQMSGSA) were not measured
+  (IBM Docs "Attributes that control real-time monitoring": with monitoring off "no monitoring information is held
+  in these monitoring attributes"), although runmqsc prints ``NETTIME(0,0)``: None, never 0.
 * UNCOM prints ``NO``/``YES`` on Linux (devserver capture) and, where a count is given, the count.
 * QMSTATUS prints ``SHARED`` for LOGFSSZ/LOGFSUSE (and DATFSSZ/DATFSUSE) when that file system is the queue
   manager's own: no separate figure, so None; the queue manager file system's QMFSSZ/QMFSUSE then cover it.
@@ -30,10 +35,16 @@ from datetime import datetime
 from typing import Any
 
 from ...machine.numbers import integer
-from .model import ChannelDefinition, ChannelState, QmgrHealth, QueueStatus, channel_type_word
+from .model import (
+    CHANNEL_INSTANCE_TYPE_CODES,
+    ChannelDefinition,
+    ChannelState,
+    QmgrHealth,
+    QueueStatus,
+    channel_type_word,
+)
 
 _INT64 = 2**63
-NOT_AVAILABLE = 999999999  # what MQ prints for a QTIME it cannot show
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _TIME = re.compile(r"(\d{2})[.:](\d{2})[.:](\d{2})")
 _EXTENT = re.compile(r"[A-Za-z](\d{1,9})\.LOG", re.IGNORECASE)
@@ -146,11 +157,6 @@ def log_extent(value: Any) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _qtime(value: Any) -> tuple[int | None, int | None]:
-    short, long = pair(value)
-    return (None if short == NOT_AVAILABLE else short), (None if long == NOT_AVAILABLE else long)
-
-
 # ---- one object -------------------------------------------------------------------------------------------------
 
 def update_queue(queue: QueueStatus, fields: Mapping[str, Any]) -> QueueStatus:
@@ -160,7 +166,7 @@ def update_queue(queue: QueueStatus, fields: Mapping[str, Any]) -> QueueStatus:
     if "LGETDATE" in fields or "LGETTIME" in fields:
         queue.last_get = timestamp(fields.get("LGETDATE"), fields.get("LGETTIME"))
     if "QTIME" in fields:
-        queue.qtime_short, queue.qtime_long = _qtime(fields["QTIME"])
+        queue.qtime_short, queue.qtime_long = pair(fields["QTIME"])  # 999999999 kept: at least that long
     return _fill(queue, fields, _QUEUE_FIELDS)
 
 
@@ -202,10 +208,13 @@ def channel_state(fields: Mapping[str, Any]) -> ChannelState | None:
     name = text(fields.get("CHANNEL"))
     if not name:
         return None
-    xq_short, xq_long = pair(fields.get("XQTIME"))
-    net_short, net_long = pair(fields.get("NETTIME"))
-    batch_short, batch_long = pair(fields.get("XBATCHSZ"))
+    monitoring = _upper(fields.get("MONCHL"))
+    measured = monitoring != "OFF"  # MONCHL(OFF): the zeros runmqsc prints were never measured
+    xq_short, xq_long = pair(fields.get("XQTIME")) if measured else (None, None)
+    net_short, net_long = pair(fields.get("NETTIME")) if measured else (None, None)
+    batch_short, batch_long = pair(fields.get("XBATCHSZ")) if measured else (None, None)
     chltype = text(fields.get("CHLTYPE"))
+    instance = next((word for word in CHANNEL_INSTANCE_TYPE_CODES if word in fields), "")
     return ChannelState(
         name=name, status=(text(fields.get("STATUS")) or "UNKNOWN").upper(),
         type=channel_type_word(chltype) if chltype else "", connection=text(fields.get("CONNAME")),
@@ -221,7 +230,8 @@ def channel_state(fields: Mapping[str, Any]) -> ChannelState | None:
         remote_qmgr=text(fields.get("RQMNAME")), job_name=text(fields.get("JOBNAME")),
         ssl_cipher=text(fields.get("SSLCIPH")), sharing_conversations=to_count(fields.get("CURSHCNV")),
         short_retries_left=to_count(fields.get("SHORTRTS")), long_retries_left=to_count(fields.get("LONGRTS")),
-        xmitq_messages_available=to_count(fields.get("XQMSGSA")))
+        xmitq_messages_available=to_count(fields.get("XQMSGSA")) if measured else None,
+        monitoring=monitoring, instance_type=instance, security_protocol=_upper(fields.get("SECPROT")))
 
 
 def channel_definition(fields: Mapping[str, Any]) -> ChannelDefinition | None:

@@ -22,6 +22,8 @@ from typing import Any
 
 from ...machine.numbers import integer
 from .model import (
+    CHANNEL_INSTANCE_TYPE_CODES,
+    CHANNEL_SECURITY_PROTOCOL_CODES,
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
     SERVICE_STATUS_CODES,
@@ -86,9 +88,10 @@ MQIA_USAGE = 12
 MQCA_Q_DESC = 2013
 MQUS_NORMAL, MQUS_TRANSMISSION = 0, 1
 MQMON_WORDS = {0: "OFF", 17: "LOW", 33: "MEDIUM", 65: "HIGH"}  # MQMON_OFF/LOW/MEDIUM/HIGH
-MQQT_OVERFLOW = 999999999  # QTIME too large to show: runmqsc prints 999999999 too
 # channel status / definition
 MQIACH_CHANNEL_SUBSTATE = 1609
+MQIA_MONITORING_CHANNEL = 122  # the channel status's MONCHL level (MQMON_*)
+MQIACH_SECURITY_PROTOCOL = 1645  # MQSECPROT_*
 MQIACH_INDOUBT_STATUS = 1528
 MQIACH_MSGS = 1534
 MQIACH_BYTES_SENT = 1535
@@ -171,6 +174,8 @@ QMGR_STATUS = {code: qmgr_state_from_code(code).name for code in (1, 2, 3, 4)}
 # Integer codes -> the model's words (the tables are the model's, inverted here once).
 CHANNEL_STATUS = {code: word for word, code in CHANNEL_STATUS_CODES.items()}
 CHANNEL_SUBSTATE = {code: word for word, code in CHANNEL_SUBSTATE_CODES.items()}
+CHANNEL_INSTANCE_TYPE = {code: word for word, code in CHANNEL_INSTANCE_TYPE_CODES.items()}
+SECURITY_PROTOCOL = {code: word for word, code in CHANNEL_SECURITY_PROTOCOL_CODES.items()}
 SERVICE_STATUS = {code: word for word, code in SERVICE_STATUS_CODES.items()}
 
 
@@ -198,11 +203,11 @@ def _number(value: Any) -> int | None:
 
 
 def _pair(value: Any, first_is_long: bool) -> tuple[int | None, int | None]:
-    """(short, long) of a two-value indicator; -1 and 999999999 (too large to show) are None."""
+    """(short, long) of a two-value indicator; -1 (not available) is None, 999999999 (the largest value MQ shows:
+    model.DISPLAY_MAX) is kept ("at least"), as mq_prometheus keeps it."""
     if not isinstance(value, (list, tuple)) or len(value) < 2:
         return None, None
     first, second = (_number(v) for v in value[:2])
-    first, second = (None if v == MQQT_OVERFLOW else v for v in (first, second))
     return (second, first) if first_is_long else (first, second)
 
 
@@ -249,9 +254,13 @@ def channel_from_pcf(item: dict, first_is_long: bool = True) -> ChannelState | N
     code = _int(item.get(MQIACH_CHANNEL_STATUS))
     kind = _int(item.get(MQIACH_CHANNEL_TYPE))
     indoubt = _number(item.get(MQIACH_INDOUBT_STATUS))
-    xq_short, xq_long = _pair(item.get(MQIACH_XMITQ_TIME_INDICATOR), first_is_long)
-    net_short, net_long = _pair(item.get(MQIACH_NETWORK_TIME_INDICATOR), first_is_long)
-    batch_short, batch_long = _pair(item.get(MQIACH_BATCH_SIZE_INDICATOR), first_is_long)
+    monitoring = _word(MQMON_WORDS, item.get(MQIA_MONITORING_CHANNEL))
+    measured = monitoring != "OFF"  # MONCHL off: the indicators were never measured (not 0)
+    xq_short, xq_long = _pair(item.get(MQIACH_XMITQ_TIME_INDICATOR), first_is_long) if measured else (None, None)
+    net_short, net_long = (_pair(item.get(MQIACH_NETWORK_TIME_INDICATOR), first_is_long) if measured
+                           else (None, None))
+    batch_short, batch_long = (_pair(item.get(MQIACH_BATCH_SIZE_INDICATOR), first_is_long) if measured
+                               else (None, None))
     return ChannelState(
         name=name,
         status=CHANNEL_STATUS.get(code if code is not None else -1, "UNKNOWN"),
@@ -276,7 +285,10 @@ def channel_from_pcf(item: dict, first_is_long: bool = True) -> ChannelState | N
         sharing_conversations=_number(item.get(MQIACH_CURRENT_SHARING_CONVS)),
         short_retries_left=_number(item.get(MQIACH_SHORT_RETRIES_LEFT)),
         long_retries_left=_number(item.get(MQIACH_LONG_RETRIES_LEFT)),
-        xmitq_messages_available=_number(item.get(MQIACH_XMITQ_MSGS_AVAILABLE)),
+        xmitq_messages_available=_number(item.get(MQIACH_XMITQ_MSGS_AVAILABLE)) if measured else None,
+        monitoring=monitoring,
+        instance_type=_word(CHANNEL_INSTANCE_TYPE, item.get(MQIACH_CHANNEL_INSTANCE_TYPE)),
+        security_protocol=_word(SECURITY_PROTOCOL, item.get(MQIACH_SECURITY_PROTOCOL)),
     )
 
 

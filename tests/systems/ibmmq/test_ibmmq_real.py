@@ -281,14 +281,15 @@ def test_qlocal_and_qstatus_checkmk(tmp_path):
     status = [b for b in blocks if b["TYPE"] == "QUEUE"]
     assert [(b["QUEUE"], b["LGETDATE"], b["LGETTIME"], b["QTIME"], b["MONQ"]) for b in status] == [
         ("MY.QUEUE.ONE", "", "", ",", "MEDIUM"),  # blank LGETDATE( ), QTIME( , ): never got from
-        ("MY.QUEUE.TWO", "2017-03-09", "08.49.13", "999999999, 999999999", "MEDIUM"),  # QTIME "not available"
+        ("MY.QUEUE.TWO", "2017-03-09", "08.49.13", "999999999, 999999999", "MEDIUM"),  # QTIME at its maximum
     ]
-    # issue 28: MONQ(MEDIUM) and the last get (the queue manager's local time, naive) are kept; QTIME( , ) and
-    # QTIME(999999999, 999999999) are "not available": None, never 0
+    # issue 28: MONQ(MEDIUM) and the last get (the queue manager's local time, naive) are kept; QTIME( , ) is "no
+    # data": None, never 0; issue 39: QTIME(999999999, 999999999) is the display maximum, kept ("at least")
     assert queues_from_mqsc(blocks) == [
         QueueStatus("MY.QUEUE.ONE", depth=0, max_depth=5000, oldest_message_age=0.0, monitoring="MEDIUM"),
         QueueStatus("MY.QUEUE.TWO", depth=1400, max_depth=200000, oldest_message_age=2201.0, open_input=5,
-                    open_output=0, last_get=datetime(2017, 3, 9, 8, 49, 13), monitoring="MEDIUM"),
+                    open_output=0, last_get=datetime(2017, 3, 9, 8, 49, 13), qtime_short=999999999,
+                    qtime_long=999999999, monitoring="MEDIUM"),
     ]
     assert parse_dspmq(text.splitlines()[0]) == {"MY.TEST": "RUNNING"}
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
@@ -320,12 +321,12 @@ def test_sender_channels_retrying_checkmk(tmp_path):
         ("SYSTEM.DEF.SENDER", "SDR", "")]
     two = "55.888.222.333(1414),22,333.444.555(1414)"
     one = "62.240.197.243(1414),62.240.197.244(1414)"
-    # SDR is mq_prometheus's SENDER; XQTIME(0,1) short 0, long 1; XBATCHSZ(0,0); SUBSTATE(MQGET) on ONE only
+    # SDR is mq_prometheus's SENDER; SUBSTATE(MQGET) on ONE only; MONCHL(OFF): the XQTIME(0,1) and XBATCHSZ(0,0)
+    # printed were not measured (issue 39 item 3: None, never 0)
     assert channels_from_mqsc(blocks) == [
-        ChannelState("HERE.TO.THERE.TWO", "RETRYING", "SENDER", two, xmitq_time_short=0, xmitq_time_long=1,
-                     batch_size_short=0, batch_size_long=0),
-        ChannelState("HERE.TO.THERE.ONE", "RETRYING", "SENDER", one, substate="MQGET", xmitq_time_short=0,
-                     xmitq_time_long=1, batch_size_short=0, batch_size_long=0)]
+        ChannelState("HERE.TO.THERE.TWO", "RETRYING", "SENDER", two, monitoring="OFF", instance_type="CURRENT"),
+        ChannelState("HERE.TO.THERE.ONE", "RETRYING", "SENDER", one, substate="MQGET", monitoring="OFF",
+                     instance_type="CURRENT")]
     assert [b["SUBSTATE"] for b in blocks if "STATUS" in b] == ["", "MQGET"]
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
     samples = mq.metrics("MY.TEST")
@@ -347,8 +348,10 @@ def test_svrconn_with_two_instances_checkmk(tmp_path):
     blocks, errors = parse_mqsc(text)  # ends with the odd "One MQSC commands read."
     assert errors == [] and len(blocks) == 2
     assert channels_from_mqsc(blocks) == [
-        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.182", substate="RECEIVE"),
-        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.183", substate="RECEIVE"),
+        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.182", substate="RECEIVE",
+                     instance_type="CURRENT"),
+        ChannelState("XXXXXX.IIB.SVRCONN", "RUNNING", "SVRCONN", "10.25.19.183", substate="RECEIVE",
+                     instance_type="CURRENT"),
     ]
     mq = StandIns(tmp_path, text.splitlines()[0] + "\n", text)
     samples = mq.metrics("MY.TEST")
@@ -373,7 +376,8 @@ def test_chstatus_all_svrconn_9_4_2():
         "SYSTEM.ADMIN.SVRCONN", "RUNNING", "SVRCONN", "9.38.73.124", substate="RECEIVE", messages=19218,
         bytes_sent=27846476, bytes_received=2507796, buffers_sent=19274, buffers_received=19240,
         last_message=datetime(2025, 5, 12, 6, 31, 24), started=datetime(2025, 5, 12, 5, 54, 1),
-        job_name="0000253C00000003", sharing_conversations=10)]
+        job_name="0000253C00000003", sharing_conversations=10, monitoring="OFF", instance_type="CURRENT",
+        security_protocol="NONE")]
 
 
 def test_chstatus_all_not_found_9_4_2():

@@ -9,6 +9,7 @@ REST test checks that both back-ends map the same values to the same model objec
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -43,18 +44,18 @@ SVRCONN_9_4_2 = ChannelState(
     "SYSTEM.ADMIN.SVRCONN", "RUNNING", "SVRCONN", "9.38.73.124", substate="RECEIVE", messages=19218,
     bytes_sent=27846476, bytes_received=2507796, buffers_sent=19274, buffers_received=19240,
     last_message=datetime(2025, 5, 12, 6, 31, 24), started=datetime(2025, 5, 12, 5, 54, 1),
-    job_name="0000253C00000003", ssl_cipher="", sharing_conversations=10)
+    job_name="0000253C00000003", ssl_cipher="", sharing_conversations=10, monitoring="OFF", instance_type="CURRENT",
+    security_protocol="NONE")
 # MONCHL(OFF): no XQTIME/NETTIME/XBATCHSZ; a SVRCONN shows no INDOUBT, BATCHES, RQMNAME, SHORTRTS/LONGRTS.
 
 SENDER_DEFAULT = ChannelState("CRC01CRD.A.CRC01CMM", "RUNNING", "SENDER", "192.168.1.110(1416)", substate="MQGET",
-                              remote_qmgr="CRC01CMM")
+                              remote_qmgr="CRC01CMM", instance_type="CURRENT")
 
-# XQTIME(0,1): short 0, long 1 - the order IBM Docs "DISPLAY CHSTATUS" (q086090_) gives for the two values.
+# XQTIME(0,1) and XBATCHSZ(0,0) under MONCHL(OFF): printed, never measured - None (issue 39 item 3).
 RETRYING_TWO = ChannelState("HERE.TO.THERE.TWO", "RETRYING", "SENDER", "55.888.222.333(1414),22,333.444.555(1414)",
-                            xmitq_time_short=0, xmitq_time_long=1, batch_size_short=0, batch_size_long=0)
+                            monitoring="OFF", instance_type="CURRENT")
 RETRYING_ONE = ChannelState("HERE.TO.THERE.ONE", "RETRYING", "SENDER", "62.240.197.243(1414),62.240.197.244(1414)",
-                            substate="MQGET", xmitq_time_short=0, xmitq_time_long=1, batch_size_short=0,
-                            batch_size_long=0)
+                            substate="MQGET", monitoring="OFF", instance_type="CURRENT")
 RETRYING_DEFINITIONS = [
     ChannelDefinition("HERE.TO.THERE.ONE", "SENDER", xmit_queue="HERE.TO.THERE.ONE.XMIT"),
     ChannelDefinition("HERE.TO.THERE.TWO", "SENDER", xmit_queue="HERE.TO.THERE.TWO.XMIT"),
@@ -91,9 +92,10 @@ QMGR_9_4_2 = QmgrHealth(version="09040200", command_level="942", qmid="QM1_2025-
 CHECKMK_QUEUES = [
     # QLOCAL first (MAXDEPTH), then QSTATUS: LGET/LPUT blank, QTIME( , ), MSGAGE(0), MONQ(MEDIUM)
     QueueStatus("MY.QUEUE.ONE", depth=0, max_depth=5000, oldest_message_age=0.0, monitoring="MEDIUM"),
-    # QTIME(999999999, 999999999): "not available", never a figure
+    # QTIME(999999999, 999999999): MQ's display maximum, kept ("at least 999999999 us"; issue 39 item 1)
     QueueStatus("MY.QUEUE.TWO", depth=1400, max_depth=200000, oldest_message_age=2201.0, open_input=5,
-                open_output=0, last_get=datetime(2017, 3, 9, 8, 49, 13), monitoring="MEDIUM"),
+                open_output=0, last_get=datetime(2017, 3, 9, 8, 49, 13), qtime_short=999999999,
+                qtime_long=999999999, monitoring="MEDIUM"),
 ]
 DEVSERVER_QUEUE = QueueStatus("DEV.QUEUE.1", depth=1, open_input=0, open_output=0, uncommitted=0, file_size_mb=1,
                               file_max_size_mb=2088960, monitoring="OFF")
@@ -173,11 +175,14 @@ def test_pair_shapes(value, expected):
     assert mqscmap.pair(value) == expected
 
 
-def test_qtime_not_available_is_none():
+def test_qtime_at_the_display_maximum_is_kept():
+    """Issue 39 item 1: 999999999 is the largest QTIME runmqsc shows ("at least"), not "no data"; blank is."""
     queue = mqscmap.queue_status({"QUEUE": "Q", "QTIME": "999999999, 120"})
-    assert (queue.qtime_short, queue.qtime_long) == (None, 120)
+    assert (queue.qtime_short, queue.qtime_long) == (999999999, 120)
     queue = mqscmap.queue_status({"QUEUE": "Q", "QTIME": [35, 999999999]})
-    assert (queue.qtime_short, queue.qtime_long) == (35, None)
+    assert (queue.qtime_short, queue.qtime_long) == (35, 999999999)
+    queue = mqscmap.queue_status({"QUEUE": "Q", "QTIME": " , "})
+    assert (queue.qtime_short, queue.qtime_long) == (None, None)
 
 
 @pytest.mark.parametrize("value, expected", [("S0000123.LOG", 123), ("S0000000.LOG", 0), ("", None),
@@ -262,11 +267,15 @@ def test_rest_reads_every_figure_as_runmqsc_does(shape):
     with FakeMqweb(_fake_from_captures(shape)) as mqweb:
         snap = RestBackend("QM1", mqweb.base_url, timeout=5.0).snapshot()
     assert snap.source_errors == {}
-    # (QTIME of these queues is blank or 999999999: None in every shape)
-    assert snap.queues == sorted([DEVSERVER_QUEUE, *CHECKMK_QUEUES], key=lambda q: q.name)
+    # (QTIME of these queues is blank, None, or 999999999, kept as the display maximum; absent keys: None)
+    queues = CHECKMK_QUEUES
+    if shape == "missing":
+        queues = [replace(q, qtime_short=None, qtime_long=None) for q in queues]
+    assert snap.queues == sorted([DEVSERVER_QUEUE, *queues], key=lambda q: q.name)
     retrying = [RETRYING_ONE, RETRYING_TWO]
     if shape == "missing":  # no pair keys: no pair figures (None), never 0
-        retrying = [ChannelState(c.name, c.status, c.type, c.connection, substate=c.substate) for c in retrying]
+        retrying = [ChannelState(c.name, c.status, c.type, c.connection, substate=c.substate, monitoring=c.monitoring,
+                                 instance_type=c.instance_type) for c in retrying]
     assert snap.channels == sorted([SVRCONN_9_4_2, SENDER_DEFAULT, *retrying], key=lambda c: (c.name, c.connection))
     assert snap.channel_definitions == sorted(CHANNEL_ALL_9_4_2, key=lambda d: d.name)
     assert snap.health == QmgrHealth(**{**vars(QMSTATUS_9_4_2),

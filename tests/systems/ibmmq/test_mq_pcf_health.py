@@ -16,7 +16,15 @@ from pydantic import ValidationError
 
 from exporter.systems.ibmmq import mqscmap, pcf
 from exporter.systems.ibmmq.collector import make_backend
-from exporter.systems.ibmmq.model import CHANNEL_TYPE_CODES, BackendError, channel_type_word
+from exporter.systems.ibmmq.model import (
+    CHANNEL_INSTANCE_TYPE_CODES,
+    CHANNEL_SECURITY_PROTOCOL_CODES,
+    CHANNEL_STATUS_CODES,
+    CHANNEL_SUBSTATE_CODES,
+    CHANNEL_TYPE_CODES,
+    BackendError,
+    channel_type_word,
+)
 from exporter.systems.ibmmq.parse import parse_mqsc
 from exporter.systems.ibmmq.settings import IbmmqSettings
 
@@ -60,9 +68,10 @@ def pcf_snapshot(mq, scenario: dict, **entry):
 # ---- PCF answers with the values of the genuine captures --------------------------------------------------------
 # runmqsc_display_chstatus_all_svrconn_9.4.2.txt as MQCMD_INQUIRE_CHANNEL_STATUS answers it (MQIACH_* / MQCACH_*
 # ids; STATUS(RUNNING) = MQCHS_RUNNING 3, SUBSTATE(RECEIVE) = MQCHSSTATE_RECEIVING 300, CHLTYPE(SVRCONN) = 7,
-# SECPROT(NONE) = 0).  MONCHL(OFF): the monitoring pairs are MQ's "not available" -1 (invented, not in the capture).
+# SECPROT(NONE) = MQSECPROT_NONE 0, CURRENT = MQOT_CURRENT_CHANNEL 1011, MONCHL(OFF) = MQIA_MONITORING_CHANNEL
+# MQMON_OFF 0).  The monitoring pairs are MQ's "not available" -1 (invented, not in the capture).
 SVRCONN_942 = {
-    "3501": pad("SYSTEM.ADMIN.SVRCONN", 20), "1511": 7, "1523": 1011, "1527": 3, "1609": 300,
+    "3501": pad("SYSTEM.ADMIN.SVRCONN", 20), "1511": 7, "1523": 1011, "1527": 3, "1609": 300, "122": 0,
     "3506": pad("9.38.73.124", 264), "1534": 19218, "1535": 27846476, "1536": 2507796, "1538": 19274, "1539": 19240,
     "3529": "2025-05-12", "3528": "05.54.01", "3525": "2025-05-12", "3524": "06.31.24",
     "3530": pad("0000253C00000003", 28), "3544": pad("", 32), "1617": 10, "1645": 0,
@@ -143,7 +152,8 @@ def test_pcf_queue_status_equals_runmqsc(mq):
     assert (dev.file_size_mb, dev.file_max_size_mb, dev.uncommitted, dev.monitoring) == (1, 2088960, 0, "OFF")
     assert dev.oldest_message_age is dev.qtime_short is dev.last_get is None  # -1 / blank: not available
     two = snap.queues[2]
-    assert (str(two.last_get), two.qtime_short, two.qtime_long) == ("2017-03-09 08:49:13", None, None)
+    # 999999999: the display maximum, kept as runmqsc keeps it (issue 39 item 1)
+    assert (str(two.last_get), two.qtime_short, two.qtime_long) == ("2017-03-09 08:49:13", 999999999, 999999999)
 
 
 def test_pcf_channel_definitions_equal_runmqsc_942(mq):
@@ -221,7 +231,28 @@ def test_pcf_constants_match_ibmmq_package(ibmmq_module):  # noqa: F811 - the fi
         assert getattr(CMQC, f"MQMON_{word}") == code
     for code, word in pcf.SERVICE_STATUS.items():
         assert getattr(CMQC, f"MQSVC_STATUS_{word}") == code
-    assert pcf.MQQT_OVERFLOW == 999999999 and pcf.MQIACF_ALL == CMQCFC.MQIACF_ALL
+    assert pcf.MQIACF_ALL == CMQCFC.MQIACF_ALL
+    # issue 39 items 2 and 7: every channel table agrees with IBM's constants (cmqc.h / cmqcfc.h as the ibmmq
+    # package carries them): MQCHS_*, MQCHSSTATE_*, MQCHT_*, MQOT_*_CHANNEL, MQSECPROT_*
+    pcf_names = {
+        "MQCHSSTATE_": {"OTHER": "OTHER", "ENDBATCH": "END_OF_BATCH", "SEND": "SENDING", "RECEIVE": "RECEIVING",
+                        "SERIALIZE": "SERIALIZING", "RESYNCH": "RESYNCHING", "HEARTBEAT": "HEARTBEATING",
+                        "SCYEXIT": "IN_SCYEXIT", "RCVEXIT": "IN_RCVEXIT", "SENDEXIT": "IN_SENDEXIT",
+                        "MSGEXIT": "IN_MSGEXIT", "MREXIT": "IN_MREXIT", "CHADEXIT": "IN_CHADEXIT",
+                        "NETCONNECT": "NET_CONNECTING", "SSLHANDSHK": "SSL_HANDSHAKING", "NAMESERVER": "NAME_SERVER",
+                        "MQPUT": "IN_MQPUT", "MQGET": "IN_MQGET", "MQICALL": "IN_MQI_CALL", "COMPRESS": "COMPRESSING"},
+        "MQOT_": {"CURRENT": "CURRENT_CHANNEL", "SAVED": "SAVED_CHANNEL", "SHORT": "SHORT_CHANNEL"},
+        "MQSECPROT_": {"NONE": "NONE", "SSLV3": "SSLV30", "TLSV1": "TLSV10", "TLSV12": "TLSV12", "TLSV13": "TLSV13"},
+    }
+    tables = {"MQCHSSTATE_": CHANNEL_SUBSTATE_CODES, "MQOT_": CHANNEL_INSTANCE_TYPE_CODES,
+              "MQSECPROT_": CHANNEL_SECURITY_PROTOCOL_CODES, "MQCHS_": CHANNEL_STATUS_CODES,
+              "MQCHT_": CHANNEL_TYPE_CODES}
+    for prefix, table in tables.items():
+        for word, code in table.items():
+            name = prefix + pcf_names.get(prefix, {}).get(word, word)
+            assert getattr(CMQC, name, getattr(CMQCFC, name, getattr(CMQXC, name, None))) == code, name
+    assert set(CHANNEL_SUBSTATE_CODES) == set(pcf_names["MQCHSSTATE_"])
+    assert pcf.MQIA_MONITORING_CHANNEL == CMQC.MQIA_MONITORING_CHANNEL
 
 
 # ---- PCF over TLS -----------------------------------------------------------------------------------------------

@@ -334,6 +334,8 @@ def _at(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%d %H.%M.%S")
 
 
+# every channel status of qm1_display.txt says CURRENT and MONCHL(OFF)
+_MONCHL_OFF = {"monitoring": "OFF", "instance_type": "CURRENT"}
 QM1_SNAPSHOT = QmgrSnapshot(
     qmgr="QM1", status="RUNNING",
     queues=[
@@ -356,23 +358,26 @@ QM1_SNAPSHOT = QmgrSnapshot(
                      messages=2000, bytes_sent=3472472, bytes_received=13268, buffers_sent=2002,
                      buffers_received=459, batches=457, last_message=_at("2024-05-17 01.05.38"),
                      started=_at("2024-05-17 01.04.25"), remote_qmgr="QM2", job_name="00004A5300000001",
-                     short_retries_left=10, long_retries_left=999999999),
+                     short_retries_left=10, long_retries_left=999999999, **_MONCHL_OFF),
         ChannelState("QM2.TO.QM1", "STOPPED", "RECEIVER", "10.20.30.40", indoubt=False, messages=0, bytes_sent=0,
                      bytes_received=0, buffers_sent=0, buffers_received=0, batches=0,
                      last_message=_at("2024-05-16 23.57.40"), started=_at("2024-05-16 23.58.02"),
-                     remote_qmgr="QM2", job_name="0000000000000000"),
+                     remote_qmgr="QM2", job_name="0000000000000000", **_MONCHL_OFF),
         ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.5", substate="RECEIVE", messages=211,
                      bytes_sent=47120, bytes_received=52408, buffers_sent=211, buffers_received=211,
                      last_message=_at("2024-05-17 09.41.07"), started=_at("2024-05-17 08.00.12"),
-                     job_name="0000A1B200000011", sharing_conversations=1),
+                     job_name="0000A1B200000011", sharing_conversations=1, security_protocol="TLSV12",
+                     **_MONCHL_OFF),
         ChannelState("APP.SVRCONN", "RUNNING", "SVRCONN", "10.0.0.6", substate="RECEIVE", messages=18,
                      bytes_sent=47120, bytes_received=52408, buffers_sent=18, buffers_received=18,
                      last_message=_at("2024-05-17 09.41.07"), started=_at("2024-05-17 08.00.12"),
-                     job_name="0000A1B200000012", sharing_conversations=1),
+                     job_name="0000A1B200000012", sharing_conversations=1, security_protocol="TLSV12",
+                     **_MONCHL_OFF),
         ChannelState("QM1.TO.QM3", "RETRYING", "SENDER", "mq3.example.com(1414)", indoubt=False, messages=3,
                      bytes_sent=0, bytes_received=0, buffers_sent=0, buffers_received=0, batches=0,
                      last_message=_at("2024-05-17 09.29.56"), started=_at("2024-05-17 09.30.00"),
-                     job_name="0000506100000001", short_retries_left=7, long_retries_left=999999999),
+                     job_name="0000506100000001", short_retries_left=7, long_retries_left=999999999,
+                     **_MONCHL_OFF),
     ],
     # qm1_display.txt holds only the first three commands' answers: the optional sources report their absence
     source_errors={"channel": "DISPLAY CHANNEL: no answer", "qmstatus": "DISPLAY QMSTATUS: no answer",
