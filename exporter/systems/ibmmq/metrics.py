@@ -248,7 +248,7 @@ QMGR_LOG_PUBLISHED = [
     for description, name, kind, text, note in (
         ("Log - bytes in use", "ibmmq_qmgr_log_in_use_bytes", "gauge", "Bytes of the active log in use", ""),
         ("Log - bytes max", "ibmmq_qmgr_log_max_bytes", "gauge", "Bytes the active log may use (primary and "
-         "secondary extents)", "; nearly full: in_use / max > 0.9"),
+         "secondary extents; with circular logging in_use == max is normal: the extents are preallocated)", ""),
         ("Log file system - bytes in use", "ibmmq_qmgr_log_file_system_in_use_bytes", "gauge",
          "Bytes in use on the log's file system", ""),
         ("Log file system - bytes max", "ibmmq_qmgr_log_file_system_max_bytes", "gauge", "Size of the log's file "
