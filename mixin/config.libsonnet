@@ -91,6 +91,9 @@
       mq_queue_oldest_message_age_seconds: 3600,
       mq_queue_file_ratio: 0.8,
       mq_log_in_use_percent: 80,
+      // issue 39: the recovery log's file system (DISK/Log publications)
+      mq_log_file_system_warning_ratio: 0.85,
+      mq_log_file_system_critical_ratio: 0.95,
       // oracle
       oracle_redo_switches_per_hour: 12,
       oracle_log_file_switch_wait_seconds_per_second: 0.1,

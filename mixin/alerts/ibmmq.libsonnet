@@ -443,6 +443,92 @@ local utils = import '../lib/utils.libsonnet';
           // DISPLAY QMSTATUS LOGINUSE, percent of the primary log space needed for restart recovery (above 100:
           // secondary extents in use). Critical: the active log (primary plus secondary extents, circular or
           // linear) cannot grow past its configured extents, and what happens at the end is an outage.
+          // ---- issue 39: Native HA and the recovery log's file system -------------------------------------------
+          {
+            alert: 'MiddlewareMqNativeHaReplicaOutOfSync',
+            expr: 'middleware_ibmmq_nha_in_sync{%(middlewareSelector)s} == 0' % $._config,
+            'for': '10m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ Native HA replica out of sync.',
+              description: utils.fold(|||
+                Native HA replica {{ $labels.nha }} of queue manager {{ $labels.qmgr }} ({{ $labels.instance }}) has
+                not been in sync with the active instance (INSYNC(NO)) for 10 minutes: it could not take over without
+                losing data, so the group has one failover target fewer. Its backlog is in
+                middleware_ibmmq_nha_backlog_bytes.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqNativeHaReplicaOutOfSync'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // DISPLAY QMSTATUS TYPE(NATIVEHA) on the active instance (runmqsc back-end). One replica out of sync: the
+          // queue manager runs on, but one failover target fewer (the other replica and the active still make a
+          // quorum): a ticket, not a page. A replica restarted (a rolling upgrade, a rescheduled pod) resynchronises
+          // in a few minutes: for: 10m lets that pass. $value is 0.
+          {
+            alert: 'MiddlewareMqNativeHaNoReplicaInSync',
+            expr: 'sum by (job, instance, qmgr) (middleware_ibmmq_nha_in_sync{%(middlewareSelector)s}) == 0' % $._config,
+            'for': '5m',
+            labels: { severity: 'critical', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ Native HA queue manager has no replica in sync.',
+              description: utils.fold(|||
+                No Native HA replica of queue manager {{ $labels.qmgr }} ({{ $labels.instance }}) has been in sync
+                with the active instance for 5 minutes: the group has lost its quorum for log writes, persistent
+                messaging stalls, and a failure of the active instance would lose the queue manager.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqNativeHaNoReplicaInSync'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // No replica in sync: the active instance has no quorum for its log writes (two of three instances), so
+          // persistent work stops and a failure of the active now loses the queue manager: someone must act. Only
+          // when replicas are reported at all (sum over none is no series). $value is the replicas in sync (0).
+          {
+            alert: 'MiddlewareMqLogFileSystemNearlyFull',
+            expr: |||
+              ibmmq_qmgr_log_file_system_in_use_bytes{%(middlewareSelector)s}
+                / (ibmmq_qmgr_log_file_system_max_bytes{%(middlewareSelector)s} > 0)
+                > on () group_left () middleware:threshold:mq_log_file_system_warning_ratio
+            ||| % $._config,
+            'for': '30m',
+            labels: { severity: 'warning', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ recovery log file system nearly full.',
+              description: utils.fold(|||
+                The file system of the recovery log of {{ $labels.qmgr }} ({{ $labels.instance }}) has been {{ $value |
+                humanizePercentage }} full for 30 minutes (DISK/Log publications), above the threshold of {{ with
+                query "middleware:threshold:mq_log_file_system_warning_ratio" }}{{ . | first | value |
+                humanizePercentage }}{{ end }}. When it is full the queue manager cannot write its log and stops.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqLogFileSystemNearlyFull'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          {
+            alert: 'MiddlewareMqLogFileSystemNearlyFull',
+            expr: |||
+              ibmmq_qmgr_log_file_system_in_use_bytes{%(middlewareSelector)s}
+                / (ibmmq_qmgr_log_file_system_max_bytes{%(middlewareSelector)s} > 0)
+                > on () group_left () middleware:threshold:mq_log_file_system_critical_ratio
+            ||| % $._config,
+            'for': '10m',
+            labels: { severity: 'critical', system: 'ibmmq', guide_row: 'none' },
+            annotations: {
+              summary: 'IBM MQ recovery log file system nearly full.',
+              description: utils.fold(|||
+                The file system of the recovery log of {{ $labels.qmgr }} ({{ $labels.instance }}) has been {{ $value |
+                humanizePercentage }} full for 10 minutes (DISK/Log publications), above the threshold of {{ with
+                query "middleware:threshold:mq_log_file_system_critical_ratio" }}{{ . | first | value |
+                humanizePercentage }}{{ end }}. When it is full the queue manager cannot write its log and stops.
+              |||),
+              runbook_url: utils.runbook($._config, 'ibmmq', 'MiddlewareMqLogFileSystemNearlyFull'),
+              source: 'operational rule, not from the guides (none)',
+            },
+          },
+          // DISK/Log publications (amqsrua, runmqsc back-end): the file system of the recovery log, node-mixin
+          // style in two steps. Linear logging grows it until the extents are archived and freed; when it is full
+          // the queue manager cannot write its log and stops. $value is the share in use (0-1).
           {
             alert: 'MiddlewareMqCommandServerNotRunning',
             expr: 'ibmmq_qmgr_command_server_status{%(middlewareSelector)s} != 2' % $._config,

@@ -35,6 +35,11 @@ local utils = import '../lib/utils.libsonnet';
           utils.threshold($._config, 'mq_queue_file_ratio', 'none'),
           // Primary recovery-log space in use (LOGINUSE, percent) above which the log counts as nearly full.
           utils.threshold($._config, 'mq_log_in_use_percent', 'none'),
+          // issue 39: use (0-1) of the file system holding the recovery log (DISK/Log "Log file system - bytes in
+          // use" / "bytes max") above which it warns, and above which it pages: when it is full the queue manager
+          // cannot write its log and stops (this project's defaults, as node-mixin's two-step file-system alerts).
+          utils.threshold($._config, 'mq_log_file_system_warning_ratio', 'none'),
+          utils.threshold($._config, 'mq_log_file_system_critical_ratio', 'none'),
         ],
       },
     ],

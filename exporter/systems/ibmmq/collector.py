@@ -20,7 +20,7 @@ from ...core.fanout import Target, fan_out
 from ...core.metrics import ConfiguredLabels, MetricBatch, MetricSpec
 from ...core.secrets import SecretUnavailable
 from . import DESCRIPTION, NAME
-from .metrics import (
+from .metrics import (  # issue 39
     BACKEND_DURATION,
     BACKEND_SUCCESS,
     CH,
@@ -44,6 +44,11 @@ from .metrics import (
     CHANNEL_TYPE,
     CHANNELS_EXCLUDED,
     FILE_SYSTEM_INFO,
+    NHA_BACKLOG,
+    NHA_CONNECTED,
+    NHA_IN_SYNC,
+    NHA_ROLE,
+    NHA_STATUS,
     QMGR_CHINIT,
     QMGR_CMDSERV,
     QMGR_CONNECTIONS,
@@ -52,6 +57,7 @@ from .metrics import (
     QMGR_HA_ROLE,
     QMGR_INFO,
     QMGR_LOG_EXTENTS,
+    QMGR_LOG_PUBLISHED,
     QMGR_LOG_SIZES,
     QMGR_LOG_START,
     QMGR_MAX_HANDLES,
@@ -94,17 +100,20 @@ from .model import (
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
     CHANNEL_TYPE_CODES,
+    NHA_ROLE_CODES,
     SERVICE_STATUS_CODES,
     Backend,
     BackendError,
     ChannelDefinition,
     ChannelState,
+    NativeHaInstance,
     QmgrHealth,
     QmgrSnapshot,
     QueueStatus,
     Throughput,
     channel_status_squash,
     channel_type_word,
+    nha_status_code,
 )
 from .settings import IbmmqSettings, QueueManagerEntry
 from .states import ROLES, qmgr_state
@@ -386,6 +395,10 @@ class IbmmqCollector(Collector):
         self._emit_channels(qm, snap, now, batch, qmgr_running=state.running)
         if snap.health is not None:
             self._emit_health(qm, snap.health, now, batch)
+        if snap.native_ha is not None:
+            self._emit_native_ha(name, snap.native_ha, batch)
+            if "nativeha" not in snap.source_errors:
+                batch.report_source(name, "nativeha", True)
         for source, error in sorted(snap.source_errors.items()):
             # an optional source (DISPLAY CHANNEL, QMSTATUS, QMGR) failed: its figures are absent, the rest stands
             batch.report_source(name, source, False, f"{backend}: {error}")
@@ -573,6 +586,27 @@ class IbmmqCollector(Collector):
         for queue, value in sorted(tp.queue_gets.items()):
             if queue in queues and qm.wanted(queue):
                 QUEUE_GETS.add(batch, value, qmgr=name, queue=queue)
+        for description, spec in QMGR_LOG_PUBLISHED:  # issue 39: the recovery log (amqsrua DISK/Log)
+            if description in tp.log:
+                spec.add(batch, tp.log[description], qmgr=name)
+
+    @staticmethod
+    def _emit_native_ha(name: str, instances: list[NativeHaInstance], batch: MetricBatch) -> None:
+        """Native HA instances (issue 39): each figure only where the answer printed it (the active instance has no
+        INSYNC/BACKLOG/CONNACTV of its own)."""
+        for instance in instances:
+            labels = {"qmgr": name, "nha": instance.name}
+            role = NHA_ROLE_CODES.get(instance.role)
+            if role is not None:
+                NHA_ROLE.add(batch, role, **labels)
+            for spec, flag in ((NHA_IN_SYNC, instance.in_sync), (NHA_CONNECTED, instance.connected)):
+                if flag is not None:
+                    spec.add(batch, 1 if flag else 0, **labels)
+            if instance.backlog_kb is not None:
+                NHA_BACKLOG.add(batch, instance.backlog_kb * 1024, **labels)
+            status = nha_status_code(instance.status) if instance.status else None
+            if status is not None:
+                NHA_STATUS.add(batch, status, **labels)
 
     def close(self) -> None:
         for qm in self.qmgrs:

@@ -11,6 +11,8 @@ from .model import (
     CHANNEL_SUBSTATE_CODES,
     CHANNEL_TYPE_CODES,
     DISPLAY_MAX,
+    NHA_ROLE_CODES,
+    NHA_STATUS_CODES,
     SERVICE_STATUS_CODES,
     code_words,
 )
@@ -269,6 +271,64 @@ CHANNEL_MONITORING = MetricSpec(
     "their series are absent.", CH, "not in mq_prometheus")
 CHANNEL_CODES_SPECS = [CHANNEL_TYPE, CHANNEL_INSTANCE_TYPE, CHANNEL_SECURITY_PROTOCOL, CHANNEL_MONITORING]
 
+# -- the recovery log from the DISK/Log resource publications (amqsrua; issue 39) ------------------------------------
+# mq_prometheus's names (mqmetric's mHeur table, ibmmq_qmgr_ prefix) and units (its Normalise: microseconds to
+# seconds, MB to bytes; percentages as percent).  Left out: "Log file system - free space", which mq_prometheus
+# exports as ibmmq_qmgr_log_file_system_free_space_bytes although it is a percentage (in_use_bytes / max_bytes say
+# the same), and its opt-in "extended" slowest-write elements.
+QMGR_LOG_PUBLISHED = [
+    (description, MetricSpec(name, kind, text + " (DISK/Log publication, read with amqsrua; runmqsc back-end).",
+                             ("qmgr",), (MQPC + name.removesuffix("_total") if kind == "counter" else MQP) + note))
+    for description, name, kind, text, note in (
+        ("Log - bytes in use", "ibmmq_qmgr_log_in_use_bytes", "gauge", "Bytes of the active log in use", ""),
+        ("Log - bytes max", "ibmmq_qmgr_log_max_bytes", "gauge", "Bytes the active log may use (primary and "
+         "secondary extents; with circular logging in_use == max is normal: the extents are preallocated)", ""),
+        ("Log file system - bytes in use", "ibmmq_qmgr_log_file_system_in_use_bytes", "gauge",
+         "Bytes in use on the log's file system", ""),
+        ("Log file system - bytes max", "ibmmq_qmgr_log_file_system_max_bytes", "gauge", "Size of the log's file "
+         "system in bytes", "; nearly full: in_use / max"),
+        ("Log - physical bytes written", "ibmmq_qmgr_log_physical_written_bytes_total", "counter", "Bytes written "
+         "to the recovery log (whole pages), summed since the exporter started reading them", "; rate()"),
+        ("Log - logical bytes written", "ibmmq_qmgr_log_logical_written_bytes_total", "counter", "Bytes of log "
+         "records written, summed since the exporter started reading them", "; rate()"),
+        ("Log - write latency", "ibmmq_qmgr_log_write_latency_seconds", "gauge", "Latency of synchronous writes "
+         "to the recovery log, seconds (amqsrua prints uSec)", "; MQ-IO: slow log disk"),
+        ("Log - write size", "ibmmq_qmgr_log_write_size_bytes", "gauge", "Average size of a log write, bytes", ""),
+        ("Log - current primary space in use", "ibmmq_qmgr_log_current_primary_space_in_use_percentage", "gauge",
+         "Primary log space in use, percent (over 100: secondary extents in use; LOGINUSE of QMSTATUS)", ""),
+        ("Log - workload primary space utilization", "ibmmq_qmgr_log_workload_primary_space_utilization_percentage",
+         "gauge", "Primary log space the workload needs, percent (LOGUTIL of QMSTATUS)", ""),
+        ("Log - bytes required for media recovery", "ibmmq_qmgr_log_required_for_media_recovery_bytes", "gauge",
+         "Log bytes needed for media recovery (linear logging)", ""),
+        ("Log - bytes occupied by reusable extents", "ibmmq_qmgr_log_occupied_by_reusable_extents_bytes", "gauge",
+         "Log bytes in extents ready for reuse (linear logging)", ""),
+        ("Log - bytes occupied by extents waiting to be archived",
+         "ibmmq_qmgr_log_occupied_by_extents_waiting_to_be_archived_bytes", "gauge", "Log bytes in extents waiting "
+         "to be archived (linear logging)", "; growing: archiving is not keeping up"))]
+
+# -- Native HA (DISPLAY QMSTATUS TYPE(NATIVEHA); issue 39) --------------------------------------------------------
+# mq_prometheus reads Native HA only from the NHAREPLICA publications (ibmmq_nha_*, label nha = instance name); the
+# status below is not among its metrics, so the names are ours, with its `nha` label.
+NHA = ("qmgr", "nha")
+NHA_ROLE = MetricSpec(
+    "middleware_ibmmq_nha_role", "gauge", f"Role of the Native HA instance as the active instance sees it (ROLE; "
+    f"MQNHAROLE: {code_words(NHA_ROLE_CODES)}).", NHA, "not in mq_prometheus")
+NHA_IN_SYNC = MetricSpec(
+    "middleware_ibmmq_nha_in_sync", "gauge", "1 if the Native HA replica is in sync with the active instance "
+    "(INSYNC(YES)), 0 if not: it could not take over without losing data.", NHA,
+    "not in mq_prometheus; replica out of sync: == 0")
+NHA_BACKLOG = MetricSpec(
+    "middleware_ibmmq_nha_backlog_bytes", "gauge", "Recovery log the active instance has written and this replica "
+    "has not yet acknowledged (BACKLOG, KB x 1024).", NHA,
+    "not in mq_prometheus's status path (its ibmmq_nha_backlog_bytes comes from the NHAREPLICA publications)")
+NHA_CONNECTED = MetricSpec(
+    "middleware_ibmmq_nha_connected", "gauge", "1 if the replica has its pair of active connections to the active "
+    "instance (CONNACTV(YES)), 0 if not.", NHA, "not in mq_prometheus")
+NHA_STATUS = MetricSpec(
+    "middleware_ibmmq_nha_status", "gauge", f"Replication status of the instance (HASTATUS; MQNHASTATUS: "
+    f"{code_words(NHA_STATUS_CODES)}).", NHA, "not in mq_prometheus")
+NHA_SPECS = [NHA_ROLE, NHA_IN_SYNC, NHA_BACKLOG, NHA_CONNECTED, NHA_STATUS]
+
 SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RATIO, QUEUE_OLDEST_MESSAGE_AGE,
          QUEUE_INPUT_HANDLES, QUEUE_OUTPUT_HANDLES, QMGR_PUTS, QMGR_GETS, QUEUE_PUTS, QUEUE_GETS, CHANNEL_STATUS,
          CHANNEL_STATUS_SQUASH, BACKEND_SUCCESS, BACKEND_DURATION, QUEUES, QUEUES_EXCLUDED, STATS_SUCCESS,
@@ -282,3 +342,4 @@ SPECS = [QMGR_STATUS, QMGR_HA_ROLE, QUEUE_DEPTH, QUEUE_MAX_DEPTH, QUEUE_DEPTH_RA
          *(spec for _, spec in QMGR_LOG_EXTENTS), *(spec for _, spec in QMGR_LOG_SIZES),
          *(spec for _, spec in QMGR_PERCENTS), *(spec for _, spec in QMGR_FS_SIZES), QMGR_MAX_HANDLES, QMGR_INFO,
          *CHANNEL_CODES_SPECS]
+SPECS += [*(spec for _, spec in QMGR_LOG_PUBLISHED), *NHA_SPECS]  # issue 39

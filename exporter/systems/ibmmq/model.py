@@ -234,6 +234,37 @@ class Throughput:
     handles_cap: int | None = None
     error: str | None = None
     duration: float = 0.0
+    # issue 39: the recovery log from DISK/Log publications (amqsrua), by element description (parse.py's
+    # AMQSRUA_LOG_ELEMENTS) -> the latest value in base units, or for the two delta elements the sum so far
+    log: dict[str, float] = field(default_factory=dict)
+
+
+# ---- Native HA (issue 39) -----------------------------------------------------------------------------------------
+# MQNHAROLE_* and MQNHASTATUS_* (cmqc.h, as in mq-golang's ibmmq package): the codes PCF answers with; runmqsc and
+# REST print the word (ROLE(REPLICA), HASTATUS(NORMAL)).
+NHA_ROLE_CODES = {"UNKNOWN": 0, "ACTIVE": 1, "REPLICA": 2, "LEADER": 3}
+NHA_STATUS_CODES = {"UNKNOWN": 0, "NORMAL": 1, "CHECKING": 2, "SYNCHRONIZING": 3, "REBASING": 4, "DISKFULL": 5,
+                    "DISCONNECTED": 6, "PARTITIONED": 7}
+
+
+def nha_status_code(word: str) -> int | None:
+    """MQNHASTATUS code of a HASTATUS word in any spelling (``DISK FULL``, ``DISKFULL``, ``Synchronising``);
+    None for a word not in the table (never guessed as 0)."""
+    key = re.sub(r"[^A-Z]", "", word.upper()).replace("SYNCHRONIS", "SYNCHRONIZ")
+    return NHA_STATUS_CODES.get(key)
+
+
+@dataclass
+class NativeHaInstance:
+    """One Native HA instance of the local group (DISPLAY QMSTATUS TYPE(NATIVEHA) NHATYPE(INSTANCE)), as the
+    instance that answered sees it.  The active instance shows no INSYNC/BACKLOG/CONNACTV of its own."""
+
+    name: str  # INSTANCE
+    role: str = ""  # ROLE word: ACTIVE, REPLICA, UNKNOWN (LEADER for a cross-region group's leader)
+    in_sync: bool | None = None  # INSYNC(YES/NO)
+    backlog_kb: int | None = None  # BACKLOG: KB of log written by the active, not yet acknowledged by this one
+    connected: bool | None = None  # CONNACTV(YES/NO): a pair of active connections to the active instance
+    status: str = ""  # HASTATUS word as printed, upper case: NORMAL, SYNCHRONIZING, REBASING, ... (nha_status_code)
 
 
 @dataclass
@@ -250,6 +281,9 @@ class QmgrSnapshot:
     # error text (secret-free).  A
     # failed source leaves its fields None (channel_definitions None, health None or partly filled).
     source_errors: dict[str, str] = field(default_factory=dict)
+    # issue 39: the Native HA instances as the active instance sees them (DISPLAY QMSTATUS TYPE(NATIVEHA)); None:
+    # not read (not Native HA, not running here, or the back-end cannot)
+    native_ha: list[NativeHaInstance] | None = None
 
 
 class Backend:

@@ -39,6 +39,7 @@ from .model import (
     CHANNEL_INSTANCE_TYPE_CODES,
     ChannelDefinition,
     ChannelState,
+    NativeHaInstance,
     QmgrHealth,
     QueueStatus,
     channel_type_word,
@@ -343,3 +344,28 @@ def health(blocks: Iterable[Mapping[str, Any]]) -> QmgrHealth | None:
 def upper_keys(params: Mapping[str, Any]) -> dict[str, Any]:
     """A runCommandJSON ``parameters`` object with its (lower-case) keys upper-cased, for the functions above."""
     return {str(key).upper(): value for key, value in params.items()}
+
+
+# ---- Native HA (DISPLAY QMSTATUS TYPE(NATIVEHA); issue 39) -----------------------------------------------------
+
+def is_native_ha(fields: Mapping[str, Any]) -> bool:
+    """A DISPLAY QMSTATUS TYPE(NATIVEHA) instance block (NHATYPE(GROUP) blocks of cross-region replication have
+    GRPNAME, not INSTANCE, and are not read)."""
+    return _upper(fields.get("TYPE")) == "NATIVEHA" and bool(text(fields.get("INSTANCE")))
+
+
+def native_ha_instance(fields: Mapping[str, Any]) -> NativeHaInstance:
+    return NativeHaInstance(
+        name=text(fields.get("INSTANCE")), role=_upper(fields.get("ROLE")), in_sync=yes_no(fields.get("INSYNC")),
+        backlog_kb=to_count(fields.get("BACKLOG")), connected=yes_no(fields.get("CONNACTV")),
+        status=_upper(fields.get("HASTATUS")))
+
+
+def native_ha(blocks: Iterable[Mapping[str, Any]]) -> list[NativeHaInstance] | None:
+    """The Native HA instances of the answer, in order (one per instance name); None when there is none."""
+    found: dict[str, NativeHaInstance] = {}
+    for block in blocks:
+        if is_native_ha(block):
+            instance = native_ha_instance(block)
+            found.setdefault(instance.name, instance)
+    return list(found.values()) or None

@@ -711,7 +711,11 @@ AMQSRUA_ELEMENTS = {
 _AMQSRUA_HEADER = re.compile(r"^Publication received PutDate:(\S{0,8}) PutTime:(\S{0,8})(?: Interval:(.*))?$")
 _AMQSRUA_INTERVAL = re.compile(
     r"^\s*(?:(\d{1,9}) days,)?(?:(\d{1,9}) hours,)?(?:(\d{1,9}) minutes,)?(\d{1,9})\.(\d{3}) seconds\s*$")
-_AMQSRUA_VALUE = re.compile(r"^(?P<desc>.+?) (?P<value>-?\d{1,19})(?: (?P<rate>-?\d{1,19})/sec)?\s*$")
+# A value as amqsruaa.c prints it by the element's datatype: ``%d`` (unit, delta: then `` N/sec`` or nothing),
+# ``%.2f%%`` (percent), ``%.2f`` (hundredths), ``%dKB``/``%dMB``/``%dGB``, ``%d uSec`` (microseconds).  Before
+# issue 39 only ``%d`` was read, so ``150.82%`` and ``280 uSec`` lines were dropped.
+_AMQSRUA_VALUE = re.compile(r"^(?P<desc>.+?) (?P<value>-?\d{1,19}(?:\.\d{1,6})?)(?P<unit>%|KB|MB|GB| uSec)?"
+                            r"(?: (?P<rate>-?\d{1,19})/sec)?\s*$")
 _AMQSRUA_REASON = re.compile(r"\b(MQ[A-Z]+) ended with reason code (\d{1,5})\b")
 AMQSRUA_OBJECT_WIDTH = 48  # amqsrua prints the object name as %-48.*s, directly followed by the description
 
@@ -725,6 +729,8 @@ class AmqsruaPublication:
     put_time: str
     interval: float | None
     counts: dict[tuple[str, str, str | None], dict[str, int]] = field(default_factory=dict)
+    # DISK/Log elements (AMQSRUA_LOG_ELEMENTS) as printed description -> value in base units (issue 39)
+    log: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -773,8 +779,18 @@ def parse_amqsrua(text: str, objects: tuple[str, ...] | list[str] = ()) -> Amqsr
         match = _AMQSRUA_VALUE.match(body)
         if not match:
             continue
+        if obj is None and match["desc"] in AMQSRUA_LOG_ELEMENTS:
+            log_value = amqsrua_value(match["value"], match["unit"])
+            if log_value is None:
+                out.garbage.append(f"{match['desc']} = {match['value']}{match['unit'] or ''}")
+            else:
+                current.log[match["desc"]] = log_value
+            continue
         element = AMQSRUA_ELEMENTS.get(match["desc"])
         if element is None or (element[0] == "STATQ") != (obj is not None):
+            continue
+        if match["unit"] or "." in match["value"]:  # a count is printed %d: anything else is not one
+            out.garbage.append(f"{match['desc']} = {match['value']}{match['unit'] or ''}")
             continue
         value = int(match["value"])
         if value < 0:
@@ -784,3 +800,29 @@ def parse_amqsrua(text: str, objects: tuple[str, ...] | list[str] = ()) -> Amqsr
         bucket = current.counts.setdefault((klass, kind, obj), {})
         bucket[name] = bucket.get(name, 0) + value
     return out
+
+
+# ---- amqsrua: the recovery log (DISK/Log; issue 39) ---------------------------------------------------------------
+
+# The DISK/Log elements read, as amqsrua prints their descriptions (9.0 to 9.4.1 metadata; "Slowest write since
+# restart" is spelled with a capital S in 9.4.1's metadata and in lower case in mq-golang's list).  Only lines
+# without an object name: NHAREPLICA repeats some of these descriptions after the instance name.
+AMQSRUA_LOG_ELEMENTS = frozenset({
+    "Log - bytes in use", "Log - bytes max", "Log file system - bytes in use", "Log file system - bytes max",
+    "Log - physical bytes written", "Log - logical bytes written", "Log - write latency",
+    "Log - current primary space in use", "Log - workload primary space utilization",
+    "Log - bytes required for media recovery", "Log - bytes occupied by reusable extents",
+    "Log - bytes occupied by extents waiting to be archived", "Log - write size", "Log file system - free space",
+    "Log - Slowest write since restart", "Log - slowest write since restart",
+})
+# Delta elements (MQIAMO_MONITOR_DELTA): bytes in the interval, summed into counters; the others are gauges.
+AMQSRUA_LOG_DELTAS = frozenset({"Log - physical bytes written", "Log - logical bytes written"})
+# Units to base units, as mqmetric's Normalise does by datatype: MB and GB to bytes, microseconds to seconds;
+# percentages stay percent (amqsrua already divides the hundredths by 100).  KB (no log element uses it) as bytes.
+_AMQSRUA_UNITS = {None: 1.0, "%": 1.0, "KB": 1024.0, "MB": 1048576.0, "GB": 1073741824.0}
+
+
+def amqsrua_value(value: str, unit: str | None) -> float | None:
+    """A printed element value in base units; negative (amqsrua prints what it got) -> None."""
+    number = float(value) / 1e6 if unit == " uSec" else float(value) * _AMQSRUA_UNITS[unit]
+    return number if number >= 0 else None

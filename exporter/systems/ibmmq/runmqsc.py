@@ -43,6 +43,8 @@ MQSC_COMMANDS: tuple[str, ...] = (
     "DISPLAY CHANNEL(*) CHLTYPE MAXINST MAXINSTC DESCR XMITQ",
     "DISPLAY QMSTATUS ALL",
     "DISPLAY QMGR VERSION CMDLEVEL QMID PLATFORM DEADQ MAXHANDS",
+    # issue 39: Native HA (MQ 9.2 and later; elsewhere an error message, and no Native HA series)
+    "DISPLAY QMSTATUS TYPE(NATIVEHA) ALL",
 )
 
 # Messages meaning the session as a whole failed (no DISPLAY could have run).
@@ -125,6 +127,16 @@ class RunmqscBackend(Backend):
         if not qmgr:
             snap.source_errors["qmgr"] = f"DISPLAY QMGR: no answer{why}"
         snap.health = mqscmap.health(blocks)
+        self._native_ha(snap, blocks, why)
+
+    @staticmethod
+    def _native_ha(snap: QmgrSnapshot, blocks: list[dict[str, str]], why: str) -> None:
+        """Native HA instances (issue 39).  No answer is normal on a queue manager that is not Native HA; it is an
+        error only where QMSTATUS names a Native HA instance (INSTANCE(...), MQ 9.4 and later)."""
+        snap.native_ha = mqscmap.native_ha(blocks)
+        configured = any(mqscmap.text(b.get("INSTANCE")) for b in blocks if mqscmap.is_queue_manager(b))
+        if snap.native_ha is None and configured:
+            snap.source_errors["nativeha"] = f"DISPLAY QMSTATUS TYPE(NATIVEHA): no answer{why}"
 
     def _statistics(self, snap: QmgrSnapshot) -> Throughput | None:
         """What amqsrua's worker has read since the last snapshot (never waits); None before its first command

@@ -81,12 +81,13 @@ class QueueManagerEntry(PasswordSettings):
     statistics_max_queues: int = Field(
         50, ge=0, le=1000, description="pcf/runmqsc: at most this many queues (after include/exclude, by name) get "
                                        "per-queue counts: two STATQ subscriptions (two object handles, mind MAXHANDS) "
-                                       "each; amqsrua takes 49 at most.")
+                                       "each; amqsrua takes 48 at most.")
     monitor_interval: Duration = Field(
         10.0, description="pcf/runmqsc: the queue manager's MONINT, seconds between its statistics publications "
                           "(10 by default; ALTER QMGR MONINT).")
     amqsrua: str = Field("/opt/mqm/samp/bin/amqsrua",
-                         description="runmqsc: IBM's amqsrua sample (put/get counts); not installed here: no counts.")
+                         description="runmqsc: IBM's amqsrua sample (put/get counts and the recovery log's DISK/Log "
+                                     "figures); not installed here: no counts.")
     # MQ-IO: where the queue manager keeps its queue files and its log, when it runs on this host
     data_path: str | None = Field(None, description="The queue manager's data directory on this host (qm.ini "
                                                     "DataPath, e.g. /var/mqm/qmgrs/QM1): with log_path, the disks "

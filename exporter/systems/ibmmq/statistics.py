@@ -33,7 +33,7 @@ from ...machine.runner import CommandError, CommandNotFound, CommandTimeout, run
 from ...machine.textlines import first_line
 from . import resstats as rs
 from .model import OBJECT_NAME, Throughput
-from .parse import parse_amqsrua
+from .parse import AMQSRUA_LOG_DELTAS, parse_amqsrua
 
 log = logging.getLogger("middleware_exporter.ibmmq.statistics")
 
@@ -43,6 +43,8 @@ MQRC_NO_MSG_AVAILABLE = 2033
 SUBSCRIPTION_REASONS = frozenset({2035, 2085, 2425})
 MAX_MESSAGES_PER_SUBSCRIPTION = 1000  # per run; 1,000 intervals of 10 s are almost three hours of backlog
 AMQSRUA_MAX_TYPES = 100  # amqsrua takes at most 100 -t arguments (MAX_TYPE_COUNT in the sample's source)
+# -t arguments that are not per queue: STATMQI PUT and GET, and DISK Log (the recovery log, issue 39)
+AMQSRUA_FIXED_TYPES = 3
 AMQSRUA_BACKOFF_CAP = 300.0  # seconds: the longest wait before amqsrua is started again after failures
 # MAXHANDS bounds the handles one connection holds.  Ours (or amqsrua's) holds one object handle per subscription
 # (the count mq-metric-samples' own MAXHANDS check makes) plus a few of its own: the command and reply queues,
@@ -304,13 +306,15 @@ class AmqsruaStats:
         self.prefix = list(command_prefix or [])
         self.monint = monint
         self.ticks = max(1, ticks)
-        self.max_queues = min(max_queues, (AMQSRUA_MAX_TYPES - 2) // 2)
+        self.max_queues = min(max_queues, (AMQSRUA_MAX_TYPES - AMQSRUA_FIXED_TYPES) // 2)
         self.env = env
         self.runner = runner
         self.counters = _Counters()
         self._lock = threading.Lock()
         self._queues: list[str] = []
         self._pending: list[tuple[str, str, str | None, dict[str, int], float | None]] = []
+        self._pending_log: list[tuple[dict[str, float], float | None]] = []  # DISK/Log publications (issue 39)
+        self.log: dict[str, float] = {}  # latest DISK/Log gauges and summed deltas, in base units
         self._error: str | None = None
         self._runs = 0
         self._stop = threading.Event()
@@ -330,14 +334,14 @@ class AmqsruaStats:
     def argv(self, queues: list[str]) -> list[str]:
         """The command for ``queues``, each an MQ object name (:meth:`read` passes no other; through an ssh prefix
         every argument is quoted for the remote shell)."""
-        argv = [self.amqsrua, "-m", self.qmgr, "-c", "STATMQI", "-t", "PUT", "-t", "GET"]
+        argv = [self.amqsrua, "-m", self.qmgr, "-c", "STATMQI", "-t", "PUT", "-t", "GET", "-c", "DISK", "-t", "Log"]
         if queues:
             argv += ["-c", "STATQ"]
             for queue in queues:
                 if not OBJECT_NAME.match(queue):
                     raise StatisticsError(f"amqsrua: {queue[:60]!r} is not an MQ object name; not run")
                 argv += ["-t", "PUT", "-o", queue, "-t", "GET", "-o", queue]
-        per_tick = 2 + 2 * len(queues)
+        per_tick = AMQSRUA_FIXED_TYPES + 2 * len(queues)
         try:
             return prefixed(self.prefix, [*argv, "-n", str(per_tick * self.ticks)])
         except UnsafeArgument as exc:
@@ -364,11 +368,15 @@ class AmqsruaStats:
             raise StatisticsError(f"amqsrua: {exc}") from None
         output = parse_amqsrua(result.stdout, queues)
         items = []
+        logs = []
         for publication in output.publications:
             for (klass, _kind, obj), counts in publication.counts.items():
                 items.append((klass, _kind, obj, counts, publication.interval))
+            if publication.log:
+                logs.append((publication.log, publication.interval))
         with self._lock:
             self._pending.extend(items)
+            self._pending_log.extend(logs)
             self._runs += 1
             if output.errors:
                 self._error = f"amqsrua: {output.errors[0]}" + _reason_hint(output.errors[0])
@@ -415,6 +423,7 @@ class AmqsruaStats:
         with self._lock:
             self._queues = wanted  # the next command asks for these
             pending, self._pending = self._pending, []
+            pending_log, self._pending_log = self._pending_log, []
             error, runs = self._error, self._runs
         if self._thread is None or not self._thread.is_alive():
             self._stop.clear()
@@ -427,10 +436,12 @@ class AmqsruaStats:
                 continue
             self.counters.publications += 1
             self.counters.add(klass, obj, counts)
+        self._add_log(pending_log)
         if runs == 0:
             return None
         result = self.counters.throughput(self.source, wanted)
-        result.subscriptions = 2 + 2 * len(wanted)
+        result.log = dict(self.log)
+        result.subscriptions = AMQSRUA_FIXED_TYPES + 2 * len(wanted)
         result.not_subscribed = max(0, len(set(queues)) - len(wanted))
         result.handles_cap = cap
         result.duration = time.monotonic() - started
@@ -440,6 +451,18 @@ class AmqsruaStats:
             said = f"amqsrua: queue name {refused[0][:60]!r}{more} is not an MQ object name; not asked for"
             result.error = f"{said}; {error}" if error else said
         return result
+
+    def _add_log(self, pending: list[tuple[dict[str, float], float | None]]) -> None:
+        """DISK/Log publications in arrival order: gauges keep the latest value, deltas are summed (a delta over an
+        implausibly long interval is left out, as the put/get counts are)."""
+        for values, interval in pending:
+            span_ok = interval is not None and interval <= max(60.0, 3 * self.monint)
+            for description, value in values.items():
+                if description in AMQSRUA_LOG_DELTAS:
+                    if span_ok:
+                        self.log[description] = self.log.get(description, 0.0) + value
+                else:
+                    self.log[description] = value
 
     def stop(self) -> None:
         self._stop.set()

@@ -334,7 +334,7 @@ def test_runmqsc_reads_every_figure(tmp_path):
     assert snap.channel_definitions == CHANNEL_ALL_9_4_2
     assert snap.health == QmgrHealth(**{**vars(QMSTATUS_9_4_2), **{k: v for k, v in vars(QMGR_9_4_2).items() if v}})
     assert snap.source_errors == {}
-    assert len(mq.runmqsc_stdin.read_text().splitlines()) == 6  # one session for all six commands
+    assert len(mq.runmqsc_stdin.read_text().splitlines()) == 7  # one session for all seven commands (issue 39)
 
 
 def test_runmqsc_without_qmstatus_answer_keeps_the_rest(tmp_path):

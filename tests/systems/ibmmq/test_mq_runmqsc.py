@@ -446,6 +446,7 @@ def test_snapshot_end_to_end(mq: StandIns):
         "DISPLAY CHANNEL(*) CHLTYPE MAXINST MAXINSTC DESCR XMITQ",
         "DISPLAY QMSTATUS ALL",
         "DISPLAY QMGR VERSION CMDLEVEL QMID PLATFORM DEADQ MAXHANDS",
+        "DISPLAY QMSTATUS TYPE(NATIVEHA) ALL",  # issue 39
     ]
     assert backend.last_messages == []
 
