@@ -268,6 +268,8 @@ def _ora_kgl(snap: Snapshot) -> list[Finding]:
                                                                               database=db)}
         source = next(iter(sources), None)
         warnings = snap.value("middleware_oracle_kgl_heap_warnings_total", database=db)
+        if warnings is not None:  # the history the first read found, kept out of the counter
+            warnings += snap.value("middleware_oracle_kgl_heap_warnings_history", database=db) or 0.0
         # the file is read without the database: its history is judged even while the database is unreachable
         reason = snap.collector_problem("oracle") or (
             None if source == "alert_log_file" and warnings is not None else _database_problem(snap, db, None))

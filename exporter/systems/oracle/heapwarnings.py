@@ -10,12 +10,13 @@ its own success and duration (one reader and one read position for both figures)
   file in the background: each collection reads what was appended since the last one, bounded by its own deadline
   (a hung NFS mount costs this source, not the database's queries).
 
-The first run also counts the history that exists: the last ``history`` (default a day) by the log's own
-timestamps, so that a one-shot ``advise`` judges ORA-KGL on a day of the log (issue 39).  The view is asked from the
-database's clock back; the file's tail (at most ``max_bytes``) is read and its messages from ``history`` ago to now,
-by their timestamp lines, are counted.  What that covered is exported: the window's start and length, whether the
-history was cut short (``max_bytes``, ``max_rows``), and the file's newest entry, which tells a log the instance
-still writes from a stale one.  ``history: 0`` keeps the older start at 0 from now.  The reasons are in README.md
+The first run also reads the history that exists: the heap warnings of the last ``history`` (default a day) by
+the log's own timestamps, kept apart from the counters (``..._kgl_heap_warnings_history``), so that a one-shot
+``advise`` judges ORA-KGL on a day of the log (issue 39) and a restart is still no burst for ``increase()``.
+The view is asked from the database's clock back; of the file's tail (at most ``max_bytes``), the messages from
+``history`` ago to now by their timestamp lines are read.  What that covered is exported: the window's start and
+length, whether the history was cut short (``max_bytes``, ``max_rows``), and the file's newest entry, which tells
+a log the instance still writes from a stale one.  ``history: 0`` reads no history.  The reasons are in README.md
 ("ORA-KGL", "Alert log").
 """
 
@@ -36,6 +37,7 @@ from .metrics import (
     ALERT_ERRORS,
     HEAP_WARNINGS,
     HISTORY_CAPPED,
+    HISTORY_WARNINGS,
     LAST_ENTRY,
     LOGGED_THRESHOLD,
     MAX_HEAP,
@@ -148,6 +150,7 @@ class HeapWarningSource:
     _history_seconds: float = 0.0
     capped: bool = False
     last_entry: float | None = None  # file: the newest timestamp line read
+    history_warnings: int = 0  # heap warnings in the history the first run read (not in the counter)
 
     def __post_init__(self) -> None:
         self.kind = self.settings.resolved
@@ -241,7 +244,7 @@ class HeapWarningSource:
             if kgl:
                 found.extend(heap_warnings(text) or [HeapWarning(None, None)])
         self._mark, self._seen_at_mark = mark, seen
-        self.totals = (self.totals or _Totals()).add(found, codes, self.settings.max_error_codes)
+        self._count(found, codes, history=start is not None and self.settings.history > 0)
         if start is not None:  # the first run: the view's history from the database's clock back
             self._window_start, self._history_seconds = start, float(self.settings.history)
         # max_rows rows: the rest follows in the next runs, so the count covers the log up to the newest row only
@@ -273,7 +276,7 @@ class HeapWarningSource:
         found: list[HeapWarning] = []
         codes: Counter[str] = Counter()
         if history is not None:
-            found, codes, position.open_codes = history
+            position.open_codes = history[2]
         elif self._position is None:
             self._window_start, self._history_seconds = time.time(), 0.0
         if position.skipping:
@@ -305,7 +308,9 @@ class HeapWarningSource:
                 self.last_entry = last_entry(text) or self.last_entry
         self._position = position
         self.unread = max(0, stat.st_size - position.offset)
-        self.totals = (self.totals or _Totals()).add(found, codes, self.settings.max_error_codes)
+        if history is not None:
+            self._count(history[0], Counter(), history=True)
+        self._count(found, codes, history=False)
 
     def _history(self, handle: Any, size: int, skipping: bool) -> tuple[list[HeapWarning], Counter[str],
                                                                          frozenset[str]]:
@@ -339,6 +344,19 @@ class HeapWarningSource:
         codes, open_codes = message_codes(text)
         return found, codes, open_codes
 
+    def _count(self, found: list[HeapWarning], codes: Counter[str], *, history: bool) -> None:
+        """Add what a read found.  The history read at the start (issue 39) is kept apart: its warnings in
+        ``history_warnings`` (a gauge), its ORA- codes not at all, so that the counters still start at 0 and an
+        exporter restart is no burst of old warnings and errors for increase() (the 1d heap-warning and the 15m
+        internal-error alerts); the largest heap, its object and the logged threshold take it in."""
+        totals = self.totals or _Totals()
+        if history:
+            self.history_warnings = len(found)
+            added = totals.add(found, Counter(), self.settings.max_error_codes)
+            self.totals = _Totals(totals.warnings, added.max_heap, added.threshold, added.errors, added.max_object)
+        else:
+            self.totals = totals.add(found, codes, self.settings.max_error_codes)
+
     # ---- samples ------------------------------------------------------------------------------------------------
     def window_seconds(self) -> float:
         """The stretch of the alert log the counter covers: the history counted at the first run (the view's from
@@ -360,6 +378,7 @@ class HeapWarningSource:
         if not self.success or totals is None:
             return
         HEAP_WARNINGS.add(batch, totals.warnings, database=self.database)
+        HISTORY_WARNINGS.add(batch, self.history_warnings, database=self.database)
         WINDOW.add(batch, self.window_seconds(), database=self.database)
         if self._window_start is not None:
             WINDOW_START.add(batch, self._window_start, database=self.database)

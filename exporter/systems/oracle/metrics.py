@@ -41,9 +41,14 @@ NFS_MOUNT_FOLLOWS_GUIDE = MetricSpec(
 # -- the alert log: heap warnings and ORA- errors (heapwarnings.py) --------------------------------------------------
 HEAP_WARNINGS = MetricSpec(
     f"{P}_kgl_heap_warnings_total", "counter", "Library-cache heap warnings (\"Heap size ... exceeds notification "
-    "threshold\") in the alert log the exporter has read: those of the history its first run reads "
-    "(heap_warnings.history, default the last day by the log's timestamps) and every one logged since (ORA-KGL; "
-    "absent while the source fails).", ("database",), "ORA-KGL: round(increase(...[1d]))")
+    "threshold\") logged since the exporter's first read of the alert log (the history before it is in "
+    "..._kgl_heap_warnings_history; ORA-KGL; absent while the source fails).", ("database",),
+    "ORA-KGL: round(increase(...[1d]))")
+HISTORY_WARNINGS = MetricSpec(
+    f"{P}_kgl_heap_warnings_history", "gauge", "Heap warnings in the history the first read counted: the last "
+    "heap_warnings.history (default a day) by the log's timestamps, before the counter started.  Kept out of the "
+    "counter so that a restart is no burst for increase(); the advice (ORA-KGL) adds the two over the window.",
+    ("database",), "ORA-KGL advice with no configured window (issue 39)")
 MAX_HEAP = MetricSpec(
     f"{P}_kgl_heap_warning_max_heap_bytes", "gauge", "Largest heap size in the heap warnings counted (absent before "
     "the first one).", ("database",))
@@ -100,5 +105,5 @@ COMPAT_UP = MetricSpec(
 # every database's series but its query metrics, in the exposition's order
 SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, MOUNT_TABLE_SUCCESS,
          FOLLOWS_GUIDE, GUIDE_OBSERVED, GUIDE_THRESHOLD, FILE_SYSTEM_INFO, NFS_MOUNT_FOLLOWS_GUIDE,
-         HEAP_WARNINGS, MAX_HEAP, OBJECT, LOGGED_THRESHOLD, WINDOW, WINDOW_START, HISTORY_CAPPED, LAST_ENTRY,
-         UNREAD, ALERT_ERRORS, SOURCE_SUCCESS, SOURCE_DURATION]
+         HEAP_WARNINGS, HISTORY_WARNINGS, MAX_HEAP, OBJECT, LOGGED_THRESHOLD, WINDOW, WINDOW_START, HISTORY_CAPPED,
+         LAST_ENTRY, UNREAD, ALERT_ERRORS, SOURCE_SUCCESS, SOURCE_DURATION]
