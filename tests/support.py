@@ -248,3 +248,12 @@ def install_fake_oracledb(monkeypatch, fixture: Path, log: Path) -> None:
         monkeypatch.delitem(sys.modules, name)
     assert importlib.import_module("oracledb").__version__ == "0.0-fake"
 
+
+
+def real_oracle_fixture(name: str) -> Path:
+    """A genuine Oracle capture, wherever it is this session: beside its tests (tests/systems/oracle/fixtures/real,
+    where the fixtures are moving) or in the older tests/fixtures/real/oracle."""
+    for folder in (REPO / "tests" / "systems" / "oracle" / "fixtures" / "real", FIXTURES / "real" / "oracle"):
+        if (folder / name).exists():
+            return folder / name
+    raise FileNotFoundError(f"{name}: in neither tests/systems/oracle/fixtures/real nor tests/fixtures/real/oracle")

@@ -62,12 +62,14 @@ def unknown(target: str, reason: str, observed: str | None = None, value: float 
 @dataclass
 class Snapshot:
     """The collectors' last samples as the scrape serves them, indexed by sample name, with each enabled collector's
-    last outcome. ``settings`` (the loaded configuration, optional) only tells which targets are configured."""
+    last outcome and the errors of its failed sources (as /api/v1/collectors shows them, redacted). ``settings``
+    (the loaded configuration, optional) only tells which targets are configured and where they are read."""
 
     enabled: set[str] = field(default_factory=set)
     succeeded: dict[str, bool | None] = field(default_factory=dict)
     samples: dict[str, list[tuple[dict[str, str], float]]] = field(default_factory=dict)
     settings: Any = None
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, scheduler: Any, settings: Any = None) -> "Snapshot":
@@ -75,6 +77,7 @@ class Snapshot:
         for name, state in list(getattr(scheduler, "states", {}).items()):
             snap.enabled.add(name)
             snap.succeeded[name] = state.success
+            snap.errors[name] = dict(getattr(state, "source_errors", None) or {})
             _, families = scheduler.families_of(name)
             for family in families:
                 for sample in family.samples:
@@ -101,6 +104,10 @@ class Snapshot:
                 return default
             node = getattr(node, part, None)
         return default if node is None else node
+
+    def source_error(self, collector: str, source: str) -> str | None:
+        """The error of a collector's source in its last run (``<target>:<source>``), or None."""
+        return self.errors.get(collector, {}).get(source)
 
     # ---- why something cannot be judged ---------------------------------------------------------------------------
     def collector_problem(self, collector: str) -> str | None:

@@ -17,6 +17,8 @@ import json
 import os
 import re
 import shutil
+import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ from exporter.core.scheduler import Scheduler
 from exporter.registry import load
 
 from ..estate import DB_PASSWORD, environment, estate
-from ..support import FIXTURES, REPO, install_fake_oracledb, shell_script
+from ..support import FIXTURES, REPO, install_fake_oracledb, real_oracle_fixture, shell_script
 
 GOLDEN = REPO / "tests" / "golden" / "advice.json"
 GUIDE_TABLE = REPO.parent / "shared" / "guide-thresholds.md"  # the developers' copy; absent elsewhere
@@ -173,10 +175,11 @@ def test_statuses_a_reader_of_the_guides_would_give(report):
     assert "filer1:/vol/redo /u02/redo nfs rw,bg,hard,nointr,proto=tcp,vers=3,rsize=32768,wsize=32768,timeo=600" \
         in redo["remedy"]
     assert by[("ORA-NFS", "erp")]["reason"].startswith("not applicable")
-    # the alert-log view has one heap warning for erp, none for opcdb: but one run reads no window of the log
-    # (history 0), so opcdb's 0 says nothing (issue 26: never "follows" from an empty window)
-    assert status("ORA-KGL", "erp") == "deviates" and status("ORA-KGL", "opcdb") == "unknown"
-    assert by[("ORA-KGL", "opcdb")]["reason"].startswith("not readable: none of opcdb's alert log has been read")
+    # the alert-log view has one heap warning for erp, none for opcdb, in the day before the database's clock
+    # (2018-11-13 10:00 UTC, the stand-in's): one run reads that day (heap_warnings.history, issue 39)
+    assert status("ORA-KGL", "erp") == "deviates" and status("ORA-KGL", "opcdb") == "follows"
+    assert by[("ORA-KGL", "opcdb")]["observed"] == \
+        "0 heap warnings from 2018-11-12 10:00 UTC to 2018-11-13 10:00 UTC (V$DIAG_ALERT_EXT)"
     assert '"_kgl_large_heap_warning_threshold"=' in by[("ORA-KGL", "erp")]["remedy"]
     # MQ: QM1 without data/log paths, QM2's do not exist
     assert by[("MQ-IO", "QM1")]["reason"].startswith("source not configured")
@@ -484,19 +487,168 @@ def _advise(config: Path) -> dict[tuple[str, str], dict]:
     return _by(json.loads(out))
 
 
-def test_kgl_never_follows_from_an_empty_window_of_the_alert_log(tmp_path, fake_oracle):
-    """A one-shot advise reads none of the alert log (the file source starts at its end, the view at the first
-    run's time): 0 warnings then says nothing, however many the log already holds."""
+# ---- issue 39: ORA-KGL judged on the history the alert log holds, without a configured window -------------------
+_OLD_STAMP = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}$")
+_ISO_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d\d:\d\d$")
+
+
+def _stamp_time(line: str) -> datetime | None:
+    if _OLD_STAMP.match(line):  # 10g: the host's local time, no zone written
+        return datetime.strptime(" ".join(line.split()), "%a %b %d %H:%M:%S %Y").astimezone()
+    if _ISO_STAMP.match(line):
+        return datetime.fromisoformat(line)
+    return None
+
+
+def _shifted(name: str, first: datetime) -> str:
+    """A genuine alert-log capture with its timestamp lines moved so that its first one is at ``first``, the others
+    as far after it as in the capture, each written in its own format (old format in local time, ISO with the
+    capture's offset): only the times change, every other byte is the capture's."""
+    lines = real_oracle_fixture(name).read_text(encoding="utf-8").splitlines()
+    times = [_stamp_time(line) for line in lines]
+    origin = next(t for t in times if t is not None)
+    out = []
+    for line, moment in zip(lines, times, strict=True):
+        if moment is None:
+            out.append(line)
+            continue
+        moved = first + (moment - origin)
+        if _OLD_STAMP.match(line):
+            local = moved.astimezone()
+            out.append(f"{local:%a %b} {local.day:2d} {local:%H:%M:%S %Y}")
+        else:
+            out.append(moved.astimezone(moment.tzinfo).isoformat(timespec="microseconds"))
+    return "\n".join(out) + "\n"
+
+
+KGL_10G = "alert_log_kgl_heap_warning_10.2.0.1_with_ora600.txt"
+KGL_18C = "alert_log_kgl_heap_warning_18c_pdbseed_prefix.txt"
+
+
+def _kgl_file_estate(tmp_path: Path, text: str, **heap) -> Path:
     alert = tmp_path / "alert_opcdb.log"
-    alert.write_text("Mon Nov 12 10:20:24 2018\nMemory Notification: Library Cache Object loaded into SGA\n"
-                     "Heap size 52749K exceeds notification threshold (51200K)\n" * 3)
+    alert.write_text(text, encoding="utf-8")
     oracle = yaml.safe_load(estate(tmp_path).read_text())["collectors"]["oracle"]
-    oracle["databases"][0]["heap_warnings"] = {"alert_log": str(alert)}
-    by = _advise(estate(tmp_path, oracle=oracle))
-    kgl = by[("ORA-KGL", "opcdb")]
+    oracle["databases"][0]["heap_warnings"] = {"alert_log": str(alert), **heap}
+    return estate(tmp_path, oracle=oracle)
+
+
+def test_kgl_heap_warnings_of_the_last_day_in_the_alert_log_file_deviate(tmp_path, fake_oracle):
+    """A one-shot advise on an alert log holding heap warnings in the last day: the genuine 10.2 and 18c captures,
+    three days old and then 5 and 2 hours old.  Before issue 39 this was "unknown" (the file read from its end)."""
+    now = datetime.now(timezone.utc)
+    text = (_shifted(KGL_10G, now - timedelta(days=3)) + _shifted(KGL_18C, now - timedelta(days=3, hours=-1))
+            + _shifted(KGL_10G, now - timedelta(hours=5)) + _shifted(KGL_18C, now - timedelta(hours=2)))
+    config = _kgl_file_estate(tmp_path, text)
+    kgl = _advise(config)[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "deviates", kgl
+    assert kgl["observed_value"] == 2  # the two of the last day, not the two of three days ago
+    observed = kgl["observed"]
+    assert observed.startswith(f"2 heap warnings from {(now - timedelta(days=1)):%Y-%m-%d} "), observed
+    assert f"UTC to {now:%Y-%m-%d} " in observed and f"(alert-log file {tmp_path / 'alert_opcdb.log'}; " in observed
+    # the largest heap (the 18c one, 52562K) and its object, the threshold the log printed last
+    assert '; largest heap 51.3 MiB (ALTER VIEW "KU$_M_ZONEMAP_PIOT_VIEW" COMPILE)' in observed, observed
+    assert "capped" not in observed
+    assert kgl["remedy"] == 'ALTER SYSTEM SET "_kgl_large_heap_warning_threshold"=54525952 SCOPE=SPFILE;'
+
+
+def test_kgl_a_clean_day_in_the_alert_log_file_follows(tmp_path, fake_oracle):
+    """Heap warnings three days ago, then a day of ordinary messages (the captures' log switch and ORA-00600s):
+    follows, and says over which window.  Before issue 39: "unknown"."""
+    now = datetime.now(timezone.utc)
+    day = _shifted(KGL_10G, now - timedelta(hours=20)).split("\n", 4)[4]  # from its log switch on: no warning
+    text = _shifted(KGL_10G, now - timedelta(days=3)) + day
+    kgl = _advise(_kgl_file_estate(tmp_path, text))[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "follows", kgl
+    assert kgl["observed"].startswith("0 heap warnings from "), kgl
+    newest = now - timedelta(hours=20) + timedelta(hours=3, minutes=25, seconds=22)  # the capture's last entry
+    assert f"(alert-log file {tmp_path / 'alert_opcdb.log'}; newest entry {newest:%Y-%m-%d %H:%M} UTC)" \
+        in kgl["observed"], kgl
+
+
+def test_kgl_an_alert_log_not_written_in_the_last_day_covers_none_of_it(tmp_path, fake_oracle):
+    """A log whose newest entry is a week old (the instance writes elsewhere, or was down): no warning in the day
+    is no evidence, so unknown, naming the file and its newest entry; its old warnings are not counted."""
+    now = datetime.now(timezone.utc)
+    kgl = _advise(_kgl_file_estate(tmp_path, _shifted(KGL_18C, now - timedelta(days=7))))[("ORA-KGL", "opcdb")]
     assert kgl["status"] == "unknown", kgl
-    assert kgl["reason"].startswith("not readable: none of opcdb's alert log has been read yet")
-    assert "alert-log file is read from its end" in kgl["reason"]
+    assert kgl["reason"].startswith(f"not readable: alert-log file {tmp_path / 'alert_opcdb.log'} has no entry "
+                                    "from "), kgl
+    assert f"(its newest: {(now - timedelta(days=7)):%Y-%m-%d}" in kgl["reason"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_kgl_an_unreadable_alert_log_is_unknown_with_the_reason(tmp_path, fake_oracle, kind):
+    config = _kgl_file_estate(tmp_path, "")
+    path = tmp_path / "alert_opcdb.log"
+    path.unlink()
+    if kind == "directory":
+        path.mkdir()
+    kgl = _advise(config)[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "unknown", kgl
+    error = "No such file or directory" if kind == "missing" else "Is a directory"
+    assert kgl["reason"].startswith(f"not readable: the alert log of opcdb could not be read (alert-log file {path}: ")
+    assert error in kgl["reason"], kgl
+
+
+def test_kgl_a_capped_tail_says_what_window_it_covered(tmp_path, fake_oracle):
+    """A busy day: more than max_bytes of log since the day began.  The tail read covers from its first entry on,
+    and the row says so."""
+    now = datetime.now(timezone.utc)
+    busy = "".join(_shifted(KGL_10G, now - timedelta(hours=23) + timedelta(minutes=m)).split("\n", 4)[4]
+                   for m in range(0, 22 * 60, 10))  # log switches and ORA-00600s every 10 minutes, ~180 KB
+    text = busy + _shifted(KGL_18C, now - timedelta(minutes=30))
+    kgl = _advise(_kgl_file_estate(tmp_path, text, max_bytes=16384))[("ORA-KGL", "opcdb")]
+    assert kgl["status"] == "deviates" and kgl["observed_value"] == 1, kgl
+    assert "capped at heap_warnings.max_bytes" in kgl["observed"]
+    start = re.search(r"from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC", kgl["observed"]).group(1)
+    covered = now - datetime.strptime(start, "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+    assert timedelta(minutes=30) < covered < timedelta(hours=20), kgl["observed"]  # the tail's, not the day's
+
+
+def test_kgl_a_configured_window_still_wins(tmp_path, fake_oracle):
+    now = datetime.now(timezone.utc)
+    text = _shifted(KGL_18C, now - timedelta(hours=10)) + _shifted(KGL_10G, now - timedelta(hours=1)).split(
+        "\n", 4)[4]
+    by_window = {history: _advise(_kgl_file_estate(tmp_path, text, history=history))[("ORA-KGL", "opcdb")]
+                 for history in ("6h", "0")}
+    assert by_window["6h"]["status"] == "follows", by_window  # the warning 10 h ago is outside the 6 h asked for
+    assert by_window["0"]["status"] == "unknown"  # history 0: the count starts at the first run, as before
+    assert "heap_warnings.history is 0" in by_window["0"]["reason"]
+
+
+def test_kgl_view_without_privilege_is_unknown_with_the_reason(tmp_path, fake_oracle):
+    config = estate(tmp_path)
+    fixture = yaml.safe_load((tmp_path / "db.yaml").read_text())
+    for entry in fixture["databases"].values():
+        for query in entry["queries"]:
+            if query["match"] == "FROM v$diag_alert_ext":
+                query.clear()
+                query.update({"match": "FROM v$diag_alert_ext", "error": "ORA-00942: table or view does not exist"})
+    (tmp_path / "db.yaml").write_text(yaml.safe_dump(fixture))
+    by = _advise(config)
+    for db in ("opcdb", "erp"):
+        assert by[("ORA-KGL", db)]["status"] == "unknown"
+        assert by[("ORA-KGL", db)]["reason"].startswith(
+            f"not readable: the alert log of {db} could not be read (V$DIAG_ALERT_EXT: ")
+        assert "grant SELECT on it to the monitoring user" in by[("ORA-KGL", db)]["reason"]
+
+
+@pytest.mark.integration  # a real exporter process and `advise --url`
+def test_kgl_judged_by_a_running_exporter_and_advise_url(tmp_path, fake_oracle, start_exporter):
+    """The estate's remote mode: `advise --url` asks a running exporter, whose first run read the last day."""
+    now = datetime.now(timezone.utc)
+    config = _kgl_file_estate(tmp_path, _shifted(KGL_10G, now - timedelta(hours=3)))
+    exporter = start_exporter("--config", str(config), env=environment(tmp_path))
+    deadline = time.monotonic() + 60
+    while True:
+        code, out, err = _main("advise", "--url", exporter.base, "--format", "json")
+        kgl = _by(json.loads(out))[("ORA-KGL", "opcdb")] if out else None
+        if kgl and kgl["status"] != "unknown" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert code == 1 and kgl["status"] == "deviates", (kgl, err)
+    assert kgl["observed"].startswith("1 heap warning from ") and "XDB.XDbD/PLZ01TcHgNAgAIIegtw==" in kgl["observed"]
 
 
 @pytest.mark.integration  # several collections in a row
@@ -509,16 +661,18 @@ def test_kgl_window_grows_with_the_runs_and_history_gives_one_at_the_start(tmp_p
     assert _by(build_report(scheduler, config))[("ORA-KGL", "opcdb")]["status"] == "unknown"
     scheduler.run_once()  # a second run: the window from the first read to this one has been read, no warning in it
     kgl = _by(build_report(scheduler, config))[("ORA-KGL", "opcdb")]
-    assert kgl["status"] == "follows" and "0 heap warnings in the last" in kgl["observed"], kgl
+    assert kgl["status"] == "follows" and kgl["observed"].startswith("0 heap warnings from "), kgl
     with alert.open("a") as handle:
         handle.write("Heap size 2190K exceeds notification threshold (2048K)\n")
     scheduler.run_once()
     kgl = _by(build_report(scheduler, config))[("ORA-KGL", "opcdb")]
-    assert kgl["status"] == "deviates" and kgl["observed"].startswith("1 heap warning in the last"), kgl
+    assert kgl["status"] == "deviates" and kgl["observed"].startswith("1 heap warning from "), kgl
     # the view source with history: the first run already covers 6 h of the log
     oracle["databases"][0]["heap_warnings"] = {"history": "6h"}
     kgl = _advise(estate(tmp_path, oracle=oracle))[("ORA-KGL", "opcdb")]
-    assert kgl["status"] == "follows" and kgl["observed"] == "0 heap warnings in the last 6 h of the alert log", kgl
+    # (the stand-in answers START_UTC 2018-11-12 10:00 whatever is asked: the window is 6 h from there)
+    assert kgl["status"] == "follows" and kgl["observed"] == \
+        "0 heap warnings from 2018-11-12 10:00 UTC to 2018-11-12 16:00 UTC (V$DIAG_ALERT_EXT)", kgl
 
 
 def _hpom_estate(tmp_path: Path, ovconfget: str, **settings) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter, defaultdict
+from datetime import datetime, timezone
 from typing import Callable
 
 from ..model import NOT_APPLICABLE, NOT_CONFIGURED, NOT_READABLE, Finding, Row, Snapshot, deviates, follows, unknown
@@ -240,46 +241,97 @@ def _ora_nfs(snap: Snapshot) -> list[Finding]:
     return result
 
 
+def _moment(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _kgl_source(snap: Snapshot, db: str, source: str | None) -> str:
+    """Where the heap warnings of ``db`` were read, for people: the file's path or the view's name."""
+    entry = next((e for e in snap.setting("collectors", "oracle", "databases", default=[]) if e.name == db), None)
+    heap = getattr(entry, "heap_warnings", None)
+    if source == "alert_log_file":
+        return f"alert-log file {heap.alert_log}" if heap is not None and heap.alert_log else "the alert-log file"
+    return (getattr(heap, "view", None) or "v$diag_alert_ext").upper()
+
+
 def _ora_kgl(snap: Snapshot) -> list[Finding]:
+    """Heap warnings over the window the alert log's reader covers (issue 39): the first run counts the last day
+    (heap_warnings.history) by the log's own timestamps, so one run is enough.  The window is measured back from
+    the time of reading, not from the log's newest entry: the row is about the last day, and a file with no entry
+    in it (a log the instance no longer writes: another diagnostic_dest, a stopped instance) covers none of it."""
     dbs = _databases(snap)
     if not dbs:
         return _no_database(snap)
     result = []
     for db in dbs:
-        reason = _database_problem(snap, db, None)
         sources = {labels.get("source"): value for labels, value in snap.all("middleware_oracle_source_success",
                                                                               database=db)}
+        source = next(iter(sources), None)
         warnings = snap.value("middleware_oracle_kgl_heap_warnings_total", database=db)
-        threshold = _param(snap, db, "_kgl_large_heap_warning_threshold")
+        if warnings is not None:  # the history the first read found, kept out of the counter
+            warnings += snap.value("middleware_oracle_kgl_heap_warnings_history", database=db) or 0.0
+        # the file is read without the database: its history is judged even while the database is unreachable
+        reason = snap.collector_problem("oracle") or (
+            None if source == "alert_log_file" and warnings is not None else _database_problem(snap, db, None))
         if reason:
             result.append(unknown(db, reason))
             continue
+        where = _kgl_source(snap, db, source)
         if warnings is None:
-            why = (f"{NOT_READABLE}: the alert log of {db} could not be read" if sources and not any(sources.values())
+            error = snap.source_error("oracle", f"{db}:{source}") if source else None
+            why = (f"{NOT_READABLE}: the alert log of {db} could not be read ({where}"
+                   + (f": {error})" if error else ")") if sources and not any(sources.values())
                    else f"{NOT_CONFIGURED}: the alert log of {db} is not read (heap_warnings)")
             result.append(unknown(db, why))
             continue
+        threshold = _param(snap, db, "_kgl_large_heap_warning_threshold")
         logged = snap.value("middleware_oracle_kgl_heap_warning_logged_threshold_bytes", database=db)
         window = snap.value("middleware_oracle_kgl_heap_warnings_window_seconds", database=db) or 0.0
+        start = snap.value("middleware_oracle_kgl_heap_warnings_window_start_timestamp_seconds", database=db)
+        capped = snap.value("middleware_oracle_alert_log_history_capped", database=db) == 1
+        newest = snap.value("middleware_oracle_alert_log_last_entry_timestamp_seconds", database=db)
         shown = threshold if threshold is not None else logged
-        span = f"in the last {duration(window)} of the alert log" if window > 0 else "in the alert log read so far"
-        text = f"{count(warnings)} heap warning{'' if warnings == 1 else 's'} {span}" + (
-            f"; threshold {size(shown)}" if shown is not None else "")
-        if warnings == 0 and window <= 0:
-            # The counter starts where the first run found the log's end: no warning yet is no evidence of none
-            # (a one-shot advise, or an exporter that has just started).
-            history = ("heap_warnings.history reads an earlier stretch of the view at the start" if
-                       "alert_log_view" in sources else "the alert-log file is read from its end at the start")
-            result.append(unknown(db, f"{NOT_READABLE}: none of {db}'s alert log has been read yet (the count starts "
-                                  f"at the exporter's first run; {history}): 0 warnings says nothing", text, warnings))
+        plural = "" if warnings == 1 else "s"
+        if window > 0 and start is not None:
+            span = f"from {_moment(start)} to {_moment(start + window)} ({where}"
+            if capped:
+                span += ("; the file's tail read at the start was capped at heap_warnings.max_bytes, the window "
+                         "starts at its first entry" if source == "alert_log_file" else
+                         "; read up to the newest row so far: heap_warnings.max_rows, the rest follows")
+            span += (f"; newest entry {_moment(newest)})" if newest is not None else ")")
+        else:
+            span = (f"in the last {duration(window)} of the alert log" if window > 0 else
+                    "in the alert log read so far") + f" ({where})"
+        text = f"{count(warnings)} heap warning{plural} {span}"
+        biggest = snap.value("middleware_oracle_kgl_heap_warning_max_heap_bytes", database=db)
+        if warnings > 0 and biggest is not None:
+            found = snap.all("middleware_oracle_kgl_heap_warning_object_info", database=db)
+            text += f"; largest heap {size(biggest)}" + (f" ({found[0][0]['object']})" if found else "")
+        if shown is not None:
+            text += f"; threshold {size(shown)}"
+        if warnings > 0:
+            new = max(KGL_THRESHOLD_BYTES, mb_up(biggest or 0.0) * MIB)
+            result.append(deviates(db, text, warnings, f'ALTER SYSTEM SET "_kgl_large_heap_warning_threshold"={new} '
+                                   "SCOPE=SPFILE;"))
             continue
-        if warnings == 0:
-            result.append(follows(db, text, warnings))
+        if window <= 0:
+            # Nothing of the log could be placed in time: heap_warnings.history 0 (the count starts at the first
+            # run), or a file whose tail has no timestamp line.  No warning yet is no evidence of none.
+            history = snap.setting("collectors", "oracle", "databases", default=[])
+            history = next((e.heap_warnings.history for e in history if e.name == db), None)
+            why = ("heap_warnings.history is 0: the count starts at the exporter's first run" if history == 0 else
+                   f"no timestamp line in what was read of {where}" if source == "alert_log_file" else
+                   "the count starts at the exporter's first run")
+            result.append(unknown(db, f"{NOT_READABLE}: none of {db}'s alert log has been read yet ({why}): "
+                                  "0 warnings says nothing", text, warnings))
             continue
-        biggest = snap.value("middleware_oracle_kgl_heap_warning_max_heap_bytes", database=db) or 0.0
-        new = max(KGL_THRESHOLD_BYTES, mb_up(biggest) * MIB)
-        result.append(deviates(db, text, warnings, f'ALTER SYSTEM SET "_kgl_large_heap_warning_threshold"={new} '
-                               "SCOPE=SPFILE;"))
+        if source == "alert_log_file" and newest is not None and start is not None and newest < start:
+            result.append(unknown(db, f"{NOT_READABLE}: {where} has no entry from {_moment(start)} to "
+                                  f"{_moment(start + window)} (its newest: {_moment(newest)}): a log the instance "
+                                  "does not write to covers none of the window (another diagnostic_dest, or the "
+                                  "instance down?)", text, warnings))
+            continue
+        result.append(follows(db, text, warnings))
     return result
 
 

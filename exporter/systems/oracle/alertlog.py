@@ -79,3 +79,64 @@ class ErrorCounts:
     def samples(self) -> list[tuple[str, int]]:
         """(code, value to export) in a stable order."""
         return [(code, 0 if code in self.fresh else number) for code, number in sorted(self.codes.items())]
+
+
+# ---- when: the timestamp lines that open the text alert log's messages (issue 39, the history window) -----------
+# The same two forms as _START: "Tue Mar 14 10:22:31 2006" (up to 12.1; the host's local time, no zone written) and
+# "2018-07-06T09:12:44.123456+02:00" (12.2 and later; the offset written, local time when it is not).  Anchored on a
+# whole line, optionally after a 12.2+ container prefix, so a message that quotes a date is not taken for one.
+_TIMESTAMP = re.compile(
+    rf"^(?:[A-Za-z0-9_$#]{{1,128}}\(\d{{1,10}}\):)?(?:"
+    rf"(?P<old>(?:{_DAYS}) (?:{_MONTHS}) {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d \d{{4}})"
+    rf"|(?P<iso>\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{{1,9}})?(?:[+-]\d\d:\d\d|Z)?))[ \t\r]*$", re.MULTILINE)
+
+
+def _epoch(match: re.Match[str]) -> float | None:
+    """A timestamp line's time in seconds since the epoch; None for an impossible date (30 Feb)."""
+    from datetime import datetime
+
+    try:
+        if match.group("old"):
+            moment = datetime.strptime(" ".join(match.group("old").split()), "%a %b %d %H:%M:%S %Y")
+        else:
+            text = match.group("iso").replace("Z", "+00:00")
+            head, dot, rest = text.partition(".")
+            if dot:  # Python reads at most six fractional digits: keep them, and the offset
+                digits = "".join(c for c in rest if c.isdigit())
+                text = f"{head}.{digits[:6].ljust(6, '0')}{rest[len(digits):]}"
+            moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment.timestamp()  # naive (no zone written): the host's local time, as the instance wrote it
+
+
+@dataclass(frozen=True)
+class Entries:
+    """Where the messages of a stretch of text alert log stand in time: ``cut``, the offset of the first timestamp
+    line at or after ``since`` (None: no message that late); ``first`` and ``last``, the times of the first and the
+    last timestamp line of the text (None: the text has none)."""
+
+    cut: int | None
+    first: float | None
+    last: float | None
+
+
+def entries_since(text: str, since: float) -> Entries:
+    """The offset where the messages logged at ``since`` or later begin, and the first and last times in ``text``.
+    The alert log is written in time order, so everything after the first late enough timestamp line is as late."""
+    cut = first = last = None
+    for match in _TIMESTAMP.finditer(text):
+        moment = _epoch(match)
+        if moment is None:
+            continue
+        if first is None:
+            first = moment
+        last = moment
+        if cut is None and moment >= since:
+            cut = match.start()
+    return Entries(cut, first, last)
+
+
+def last_entry(text: str) -> float | None:
+    """The time of the last timestamp line in ``text`` (None: it has none)."""
+    return entries_since(text, float("inf")).last

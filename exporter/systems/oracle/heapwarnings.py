@@ -10,31 +10,43 @@ its own success and duration (one reader and one read position for both figures)
   file in the background: each collection reads what was appended since the last one, bounded by its own deadline
   (a hung NFS mount costs this source, not the database's queries).
 
-The counters start at 0 when the exporter starts (the first run only marks where reading begins; ``history``
-makes the SQL source count an earlier window too).  The reasons are in README.md ("ORA-KGL", "Alert log").
+The first run also reads the history that exists: the heap warnings of the last ``history`` (default a day) by
+the log's own timestamps, kept apart from the counters (``..._kgl_heap_warnings_history``), so that a one-shot
+``advise`` judges ORA-KGL on a day of the log (issue 39) and a restart is still no burst for ``increase()``.
+The view is asked from the database's clock back; of the file's tail (at most ``max_bytes``), the messages from
+``history`` ago to now by their timestamp lines are read.  What that covered is exported: the window's start and
+length, whether the history was cut short (``max_bytes``, ``max_rows``), and the file's newest entry, which tells
+a log the instance still writes from a stale one.  ``history: 0`` reads no history.  The reasons are in README.md
+("ORA-KGL", "Alert log").
 """
 
 from __future__ import annotations
 
 import os
 import time
+from calendar import timegm
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...core.metrics import MetricBatch
 from ...machine.deadline import BoundedCall
-from .alertlog import ErrorCounts, message_codes, row_codes
+from .alertlog import ErrorCounts, entries_since, last_entry, message_codes, row_codes
 from .client import error_code, error_text
 from .metrics import (
     ALERT_ERRORS,
     HEAP_WARNINGS,
+    HISTORY_CAPPED,
+    HISTORY_WARNINGS,
+    LAST_ENTRY,
     LOGGED_THRESHOLD,
     MAX_HEAP,
+    OBJECT,
     SOURCE_DURATION,
     SOURCE_SUCCESS,
     UNREAD,
     WINDOW,
+    WINDOW_START,
 )
 from .parse import KGL_PHRASE, HeapWarning, alert_log_heap_warnings, heap_warnings
 from .settings import HeapWarningSettings
@@ -78,6 +90,12 @@ def _valid_mark(text: str) -> bool:
         ("0" <= c <= "9") if t == "d" else c == t for c, t in zip(text, template, strict=True))
 
 
+def _mark_epoch(mark: str) -> float:
+    """A valid mark (UTC text) in seconds since the epoch."""
+    seconds = timegm(time.strptime(mark[:19], "%Y-%m-%dT%H:%M:%S"))
+    return seconds + int(mark[20:]) / 1e9
+
+
 @dataclass
 class _Totals:
     """What the source has counted so far (replaced whole after a successful read, so a reader never sees half)."""
@@ -86,14 +104,16 @@ class _Totals:
     max_heap: int | None = None
     threshold: int | None = None
     errors: ErrorCounts = field(default_factory=ErrorCounts)
+    max_object: str | None = None  # the object named with the largest heap (None: not named)
 
     def add(self, found: list[HeapWarning], codes: Counter[str], max_codes: int) -> "_Totals":
-        heaps = [w.heap_bytes for w in found if w.heap_bytes is not None]
-        if self.max_heap is not None:
-            heaps.append(self.max_heap)
+        max_heap, max_object = self.max_heap, self.max_object
+        for warning in found:
+            if warning.heap_bytes is not None and (max_heap is None or warning.heap_bytes > max_heap):
+                max_heap, max_object = warning.heap_bytes, warning.object_name
         thresholds = [w.threshold_bytes for w in found if w.threshold_bytes is not None]
-        return _Totals(self.warnings + len(found), max(heaps, default=None),
-                       thresholds[-1] if thresholds else self.threshold, self.errors.add(codes, max_codes))
+        return _Totals(self.warnings + len(found), max_heap, thresholds[-1] if thresholds else self.threshold,
+                       self.errors.add(codes, max_codes), max_object)
 
 
 @dataclass
@@ -124,6 +144,13 @@ class HeapWarningSource:
     _first_read: float | None = None  # monotonic start of the first successful read: where the window opens
     _last_read: float | None = None  # monotonic start of the latest successful read: where it ends
     last_read_bytes: int = 0  # file: bytes read from the file by the latest run (at most max_bytes)
+    # The stretch of the log the first run counted (issue 39), in the log's clock: where it starts (seconds since
+    # the epoch) and how long it is; capped: cut short by max_bytes (file) or still behind by max_rows (view).
+    _window_start: float | None = None
+    _history_seconds: float = 0.0
+    capped: bool = False
+    last_entry: float | None = None  # file: the newest timestamp line read
+    history_warnings: int = 0  # heap warnings in the history the first run read (not in the counter)
 
     def __post_init__(self) -> None:
         self.kind = self.settings.resolved
@@ -185,6 +212,7 @@ class HeapWarningSource:
                     raise ValueError(f"start time {mark[:40]!r} is not a timestamp")
             result = client.query(conn, view_sql(self.settings),
                                   {"since_utc": mark, "max_rows": self.settings.max_rows}, self.timeout)
+        start = _mark_epoch(mark) if self._mark is None else None
         index = {name: i for i, name in enumerate(result.columns)}
         missing = {"logged_utc", "message_text"} - set(index)
         if missing:
@@ -216,11 +244,16 @@ class HeapWarningSource:
             if kgl:
                 found.extend(heap_warnings(text) or [HeapWarning(None, None)])
         self._mark, self._seen_at_mark = mark, seen
-        self.totals = (self.totals or _Totals()).add(found, codes, self.settings.max_error_codes)
+        self._count(found, codes, history=start is not None and self.settings.history > 0)
+        if start is not None:  # the first run: the view's history from the database's clock back
+            self._window_start, self._history_seconds = start, float(self.settings.history)
+        # max_rows rows: the rest follows in the next runs, so the count covers the log up to the newest row only
+        self.capped = len(result.rows) >= self.settings.max_rows
 
     # ---- the text file (10g, or no SQL access) ----------------------------------------------------------------
     def _read_file(self) -> None:
         path = self.settings.alert_log or ""
+        history: tuple[list[HeapWarning], Counter[str], frozenset[str]] | None = None
         with open(path, "rb") as handle:
             stat = os.fstat(handle.fileno())
             position = self._position
@@ -230,6 +263,8 @@ class HeapWarningSource:
                     handle.seek(stat.st_size - 1)
                     skipping = handle.read(1) != b"\n"
                 position = _FilePosition(stat.st_dev, stat.st_ino, stat.st_size, skipping)
+                if self.settings.history > 0:  # ... after counting the history its tail holds
+                    history = self._history(handle, stat.st_size, skipping)
             elif (position.device, position.inode) != (stat.st_dev, stat.st_ino) or stat.st_size < position.offset:
                 position = _FilePosition(stat.st_dev, stat.st_ino, 0)  # rotated (a new file) or truncated
             else:
@@ -237,9 +272,13 @@ class HeapWarningSource:
                                          position.open_codes)
             handle.seek(position.offset)
             data = handle.read(self.settings.max_bytes)
-        self.last_read_bytes = len(data)
+        self.last_read_bytes = len(data) + (self.last_read_bytes if history is not None else 0)
         found: list[HeapWarning] = []
         codes: Counter[str] = Counter()
+        if history is not None:
+            position.open_codes = history[2]
+        elif self._position is None:
+            self._window_start, self._history_seconds = time.time(), 0.0
         if position.skipping:
             newline = data.find(b"\n")
             if newline == -1:
@@ -263,17 +302,69 @@ class HeapWarningSource:
                 text = str(memoryview(data)[:last + 1], "latin-1")
                 del data
                 if KGL_PHRASE in text:
-                    found = alert_log_heap_warnings(text.splitlines())
-                codes, position.open_codes = message_codes(text, position.open_codes)
+                    found += alert_log_heap_warnings(text.splitlines())
+                more, position.open_codes = message_codes(text, position.open_codes)
+                codes.update(more)
+                self.last_entry = last_entry(text) or self.last_entry
         self._position = position
         self.unread = max(0, stat.st_size - position.offset)
-        self.totals = (self.totals or _Totals()).add(found, codes, self.settings.max_error_codes)
+        if history is not None:
+            self._count(history[0], Counter(), history=True)
+        self._count(found, codes, history=False)
+
+    def _history(self, handle: Any, size: int, skipping: bool) -> tuple[list[HeapWarning], Counter[str],
+                                                                         frozenset[str]]:
+        """The first run's history: the messages of the file's tail (its last ``max_bytes``) logged in the last
+        ``history`` by their timestamp lines.  Sets where the window starts: ``history`` ago, or later where the
+        tail's (or the file's) first message is later; now when no line of the tail tells a time (nothing of the
+        log can be placed, nothing is counted)."""
+        now = time.time()
+        since = now - self.settings.history
+        begin = max(0, size - self.settings.max_bytes)
+        handle.seek(begin)
+        tail = handle.read(size - begin)
+        self.last_read_bytes = len(tail)
+        # a tail that starts inside a line starts at the next one; a partial last line is read neither now nor later
+        start = (tail.find(b"\n") + 1 or len(tail)) if begin else 0
+        end = tail.rfind(b"\n") + 1 if skipping else len(tail)
+        text = str(memoryview(tail)[start:max(start, end)], "latin-1")  # one copy of the chunk, as the runs after
+        del tail
+        entries = entries_since(text, since)
+        self.last_entry = entries.last
+        if entries.first is None:
+            self._window_start, self._history_seconds, self.capped = now, 0.0, False
+            return [], Counter(), frozenset()
+        self._window_start = max(since, entries.first)
+        self._history_seconds = max(0.0, now - self._window_start)
+        self.capped = begin > 0 and entries.first > since
+        if entries.cut is None:
+            return [], Counter(), frozenset()
+        text = text[entries.cut:]  # the older part freed here: at most two copies at once
+        found = alert_log_heap_warnings(text.splitlines()) if KGL_PHRASE in text else []
+        codes, open_codes = message_codes(text)
+        return found, codes, open_codes
+
+    def _count(self, found: list[HeapWarning], codes: Counter[str], *, history: bool) -> None:
+        """Add what a read found.  The history read at the start (issue 39) is kept apart: its warnings in
+        ``history_warnings`` (a gauge), its ORA- codes not at all, so that the counters still start at 0 and an
+        exporter restart is no burst of old warnings and errors for increase() (the 1d heap-warning and the 15m
+        internal-error alerts); the largest heap, its object and the logged threshold take it in."""
+        totals = self.totals or _Totals()
+        if history:
+            self.history_warnings = len(found)
+            added = totals.add(found, Counter(), self.settings.max_error_codes)
+            self.totals = _Totals(totals.warnings, added.max_heap, added.threshold, added.errors, added.max_object)
+        else:
+            self.totals = totals.add(found, codes, self.settings.max_error_codes)
 
     # ---- samples ------------------------------------------------------------------------------------------------
     def window_seconds(self) -> float:
-        """The stretch of the alert log the counter covers: the view's history read at the first run, plus the time
-        between the first and the latest successful read (the file source's first run only marks the end)."""
-        history = self.settings.history if self.kind == "view" else 0.0
+        """The stretch of the alert log the counter covers: the history counted at the first run (the view's from
+        the database's clock, the file's by its timestamp lines), plus the time between the first and the latest
+        successful read; for a view still behind by max_rows, up to the newest row read."""
+        if self.kind == "view" and self.capped and self._mark and self._window_start is not None:
+            return max(0.0, _mark_epoch(self._mark) - self._window_start)
+        history = self._history_seconds
         if self._first_read is None or self._last_read is None:
             return history
         return history + max(0.0, self._last_read - self._first_read)
@@ -287,9 +378,17 @@ class HeapWarningSource:
         if not self.success or totals is None:
             return
         HEAP_WARNINGS.add(batch, totals.warnings, database=self.database)
+        HISTORY_WARNINGS.add(batch, self.history_warnings, database=self.database)
         WINDOW.add(batch, self.window_seconds(), database=self.database)
+        if self._window_start is not None:
+            WINDOW_START.add(batch, self._window_start, database=self.database)
+        HISTORY_CAPPED.add(batch, 1 if self.capped else 0, database=self.database)
+        if self.last_entry is not None:
+            LAST_ENTRY.add(batch, self.last_entry, database=self.database)
         if totals.max_heap is not None:
             MAX_HEAP.add(batch, totals.max_heap, database=self.database)
+        if totals.max_object is not None:
+            OBJECT.add_info(batch, {"object": totals.max_object}, database=self.database)
         if totals.threshold is not None:
             LOGGED_THRESHOLD.add(batch, totals.threshold, database=self.database)
         if self.kind == "alert_log" and self.unread is not None:

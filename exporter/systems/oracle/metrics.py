@@ -41,20 +41,46 @@ NFS_MOUNT_FOLLOWS_GUIDE = MetricSpec(
 # -- the alert log: heap warnings and ORA- errors (heapwarnings.py) --------------------------------------------------
 HEAP_WARNINGS = MetricSpec(
     f"{P}_kgl_heap_warnings_total", "counter", "Library-cache heap warnings (\"Heap size ... exceeds notification "
-    "threshold\") logged since the exporter started reading the alert log (ORA-KGL; absent while the source fails).",
-    ("database",), "ORA-KGL: round(increase(...[1d]))")
+    "threshold\") logged since the exporter's first read of the alert log (the history before it is in "
+    "..._kgl_heap_warnings_history; ORA-KGL; absent while the source fails).", ("database",),
+    "ORA-KGL: round(increase(...[1d]))")
+HISTORY_WARNINGS = MetricSpec(
+    f"{P}_kgl_heap_warnings_history", "gauge", "Heap warnings in the history the first read counted: the last "
+    "heap_warnings.history (default a day) by the log's timestamps, before the counter started.  Kept out of the "
+    "counter so that a restart is no burst for increase(); the advice (ORA-KGL) adds the two over the window.",
+    ("database",), "ORA-KGL advice with no configured window (issue 39)")
 MAX_HEAP = MetricSpec(
-    f"{P}_kgl_heap_warning_max_heap_bytes", "gauge", "Largest heap size in the heap warnings counted since the "
-    "exporter started (absent before the first one).", ("database",))
+    f"{P}_kgl_heap_warning_max_heap_bytes", "gauge", "Largest heap size in the heap warnings counted (absent before "
+    "the first one).", ("database",))
+OBJECT = MetricSpec(
+    f"{P}_kgl_heap_warning_object_info", "info", "The library-cache object of the largest heap counted (the "
+    "\"KGL object name :\" line that follows the warning, at most 120 characters, cut before IDENTIFIED; absent "
+    "when no warning named one).", ("database",))
 LOGGED_THRESHOLD = MetricSpec(
     f"{P}_kgl_heap_warning_logged_threshold_bytes", "gauge", "The notification threshold printed in the latest heap "
     "warning: _kgl_large_heap_warning_threshold as the instance applied it then (absent before the first one).",
     ("database",))
 WINDOW = MetricSpec(
     f"{P}_kgl_heap_warnings_window_seconds", "gauge", "How much of the alert log the heap-warning counter covers: "
-    "heap_warnings.history (view source) plus the time since the source's first read; 0 on the first run without "
-    "history, when nothing has been read yet (0 warnings then says nothing).", ("database",),
+    "the history the first read counted (heap_warnings.history, less where the file's tail or the file itself "
+    "starts later) plus the time since that read; 0 on a first run that could place nothing of the log in time "
+    "(history 0, a file without timestamp lines): 0 warnings then says nothing.", ("database",),
     "ORA-KGL: the advice judges no warnings only over a window above 0")
+WINDOW_START = MetricSpec(
+    f"{P}_kgl_heap_warnings_window_start_timestamp_seconds", "gauge", "Where the stretch of the alert log the "
+    "heap-warning counter covers begins, in seconds since the epoch by the log's clock: heap_warnings.history before "
+    "the first read (the database's clock for the view), or the first message of the file's tail when that is later "
+    "(a capped tail, a new file).", ("database",), "ORA-KGL: the window the advice states")
+HISTORY_CAPPED = MetricSpec(
+    f"{P}_alert_log_history_capped", "gauge", "1 if the alert log's history was cut short: the file's tail read at the "
+    "start (heap_warnings.max_bytes) begins after heap_warnings.history, or the view's last read stopped at "
+    "heap_warnings.max_rows (the count covers up to its newest row until the next runs catch up); else 0.",
+    ("database",))
+LAST_ENTRY = MetricSpec(
+    f"{P}_alert_log_last_entry_timestamp_seconds", "gauge", "The newest timestamp line read from the alert-log file, "
+    "in seconds since the epoch (old-format lines in the host's local time): a file the instance no longer writes "
+    "(another diagnostic_dest, a stopped instance) stops moving (absent before one is read; file source only).",
+    ("database",), "ORA-KGL: a log with no entry in the window covers none of it")
 UNREAD = MetricSpec(
     f"{P}_alert_log_unread_bytes", "gauge", "Bytes of the alert-log file not read yet (above 0 after a run: the "
     "file grows faster than max_bytes per interval).", ("database",))
@@ -79,4 +105,5 @@ COMPAT_UP = MetricSpec(
 # every database's series but its query metrics, in the exposition's order
 SPECS = [UP, BACKOFF, COLLECT_SUCCESS, COLLECT_DURATION, MOUNT_TABLE_SUCCESS,
          FOLLOWS_GUIDE, GUIDE_OBSERVED, GUIDE_THRESHOLD, FILE_SYSTEM_INFO, NFS_MOUNT_FOLLOWS_GUIDE,
-         HEAP_WARNINGS, MAX_HEAP, LOGGED_THRESHOLD, WINDOW, UNREAD, ALERT_ERRORS, SOURCE_SUCCESS, SOURCE_DURATION]
+         HEAP_WARNINGS, HISTORY_WARNINGS, MAX_HEAP, OBJECT, LOGGED_THRESHOLD, WINDOW, WINDOW_START, HISTORY_CAPPED,
+         LAST_ENTRY, UNREAD, ALERT_ERRORS, SOURCE_SUCCESS, SOURCE_DURATION]

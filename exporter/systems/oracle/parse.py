@@ -52,10 +52,33 @@ _MAX_DIGITS = 18  # larger numbers are not sizes Oracle prints; also keeps int()
 
 class HeapWarning(NamedTuple):
     """One library-cache heap warning: the heap size and the notification threshold it exceeded, in bytes (None
-    where the text does not say, e.g. a message cut short)."""
+    where the text does not say, e.g. a message cut short), and the object loaded (the "KGL object name :" that
+    follows the warning; None where none does)."""
 
     heap_bytes: int | None
     threshold_bytes: int | None
+    object_name: str | None = None
+
+
+# "KGL object name :XDB.XDbD/PLZ01TcHgNAgAIIegtw==" follows the warning: on the next line (10.2), or as the next
+# message, a few lines on, after "Details in trace file" and a timestamp (12.2+, with the container prefix).
+KGL_OBJECT = "KGL object name :"
+_OBJECT_LOOKAHEAD = 4  # lines after the warning's
+MAX_OBJECT_CHARS = 120  # an object name can be a whole statement: the start names it
+
+
+def object_name(line: str) -> str | None:
+    """The object of a "KGL object name :" line, cut to MAX_OBJECT_CHARS and before any IDENTIFIED BY (a statement
+    that sets a password must not carry it into a label), control characters replaced."""
+    at = line.find(KGL_OBJECT)
+    if at == -1:
+        return None
+    name = line[at + len(KGL_OBJECT):].strip()
+    secret = name.upper().find("IDENTIFIED")
+    if secret != -1:
+        name = name[:secret].rstrip() + " ..."
+    name = "".join(c if c.isprintable() else " " for c in name[:MAX_OBJECT_CHARS])
+    return name or None
 
 
 def _is_digit(char: str) -> bool:
@@ -110,9 +133,27 @@ def heap_warnings(text: str) -> list[HeapWarning]:
         end = pos + len(KGL_PHRASE)
         found.append(HeapWarning(_size_before(text, pos), _size_after(text, end)))
         pos = text.find(KGL_PHRASE, end)
+    if found and KGL_OBJECT in text:  # a view row holding the whole 10.2-style message: the object comes after
+        at = text.find(KGL_OBJECT, text.rfind(KGL_PHRASE))
+        if at != -1:
+            found[-1] = found[-1]._replace(object_name=object_name(text[at:].split("\n", 1)[0]))
     return found
 
 
 def alert_log_heap_warnings(lines: Sequence[str]) -> list[HeapWarning]:
-    """The warnings in complete alert-log lines (a line without the phrase costs one substring search)."""
-    return [warning for line in lines if KGL_PHRASE in line for warning in heap_warnings(line)]
+    """The warnings in complete alert-log lines (a line without the phrase costs one substring search), each with
+    the object named in the lines that follow it, up to the next warning."""
+    found = []
+    for number, line in enumerate(lines):
+        if KGL_PHRASE not in line:
+            continue
+        warnings = heap_warnings(line)
+        if warnings and warnings[-1].object_name is None:
+            for after in lines[number + 1:number + 1 + _OBJECT_LOOKAHEAD]:
+                if KGL_PHRASE in after:
+                    break
+                if KGL_OBJECT in after:
+                    warnings[-1] = warnings[-1]._replace(object_name=object_name(after))
+                    break
+        found += warnings
+    return found

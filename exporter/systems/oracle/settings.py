@@ -49,8 +49,10 @@ class HeapWarningSettings(StrictModel):
                       description="The view read by the view source (e.g. sys.x$dbgalertext for a SYS connection "
                                   "on 11.1).")
     con_id_column: bool = Field(True, description="The view has CON_ID (12c+); false on 11g.")
-    history: NonNegativeDuration = Field(0.0, description="On the exporter's first run, count the view's warnings "
-                                                          "this far back (0: start counting at 0 from now).")
+    history: NonNegativeDuration = Field(86400.0, description=(
+        "On the exporter's first run, count the alert log's warnings and errors this far back by the log's own "
+        "timestamps (the view from the database's clock; the file's tail, at most max_bytes, from the host's), so "
+        "that a one-shot advise judges ORA-KGL on that window; 0: start counting at 0 from now."))
     max_rows: int = Field(1000, ge=1, le=MAX_ROWS, description="Rows read from the view per run at most; the "
                                                                "rest follows in the next runs.")
     max_bytes: int = Field(4 * MIB, ge=4096, le=256 * MIB, description="Bytes read from the alert-log file per run "

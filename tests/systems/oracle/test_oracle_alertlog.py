@@ -177,10 +177,13 @@ def test_restart_does_not_recount_the_history(tmp_path):
     _run(first)
     _append(log, GENUINE_10G)
     assert _run(first) == {"ORA-00600": 3}
-    restarted = _source(log)  # a new exporter process: its counters start at 0 at the end of the log
-    assert _run(restarted) == {} and restarted.last_read_bytes == 0
+    # a new exporter process: its counters start at 0 at the end of the log, after counting the last day of it
+    # (heap_warnings.history), in which these 2010 messages are not; history 0 reads none of the log at the start
+    restarted, without_history = _source(log), _source(log, history=0)
+    assert _run(restarted) == {} and restarted.last_read_bytes == log.stat().st_size
+    assert _run(without_history) == {} and without_history.last_read_bytes == 0
     _append(log, GENUINE_10G)
-    assert _run(restarted) == {"ORA-00600": 3}
+    assert _run(restarted) == {"ORA-00600": 3} and _run(without_history) == {"ORA-00600": 3}
 
 
 def test_distinct_codes_capped_in_the_file_source(tmp_path):  # invented codes
@@ -227,8 +230,16 @@ def test_200_mb_log_is_read_in_bounded_chunks_with_bounded_memory(tmp_path):  # 
     assert runs == -(-size // max_bytes)  # every run read a full chunk but the last (whole lines only)
     messages = writes * blocks_per_write
     assert source.totals.errors.codes == {"ORA-00600": messages, "ORA-06512": messages}
-    # a second exporter started on the 200 MB log reads none of it
+    # a second exporter started on the 200 MB log reads its tail for the last day's history (max_bytes of it: these
+    # 2010 messages are not in the day) with the same bounded memory, and none of it with history 0
     fresh = _source(log, max_bytes=max_bytes)
+    tracemalloc.start()
+    try:
+        assert _run(fresh) == {} and fresh.last_read_bytes == max_bytes
+        assert tracemalloc.get_traced_memory()[1] < 2.5 * max_bytes
+    finally:
+        tracemalloc.stop()
+    fresh = _source(log, max_bytes=max_bytes, history=0)
     assert _run(fresh) == {} and fresh.last_read_bytes == 0
 
 
@@ -280,7 +291,7 @@ KGL = ("Memory Notification: Library Cache Object loaded into SGA\n"
 
 
 def test_view_counts_errors_per_row_and_keeps_them_across_reconnects(alert_db):
-    collector = _collector()
+    collector = _collector(history=0)  # the counting after the start (the history: issue 39's tests)
     _serve(alert_db, rows=[["2024-03-01T08:00:01.000000000", 0, ORA600, 0],
                            ["2024-03-01T08:00:02.000000000", 0, KGL, 1],
                            ["2024-03-01T08:00:03.000000000", 0, "ORA-04031: unable to allocate 4096 bytes", 0]])
@@ -318,7 +329,7 @@ def test_view_without_the_kgl_column_still_tells_warnings_from_errors(alert_db):
         {"match": "FROM v$diag_alert_ext", "columns": ["LOGGED_UTC", "CON_ID", "MESSAGE_TEXT"],
          "rows": [["2024-03-01T08:00:01.000000000", 0, ORA600], ["2024-03-01T08:00:02.000000000", 0, KGL]]}]
     alert_db.write_text(yaml.safe_dump(data))
-    collector = _collector()
+    collector = _collector(history=0)  # the counting after the start (the history: issue 39's tests)
     collect(collector)
     samples, _ = collect(collector)
     assert _value(samples, "kgl_heap_warnings_total") == 1
