@@ -3,8 +3,8 @@
 
 Two exporters run side by side with the same collectors (HPOM's opcsv, ovc and ovconfget, Domino's `show stat`,
 IBM MQ's dspmq and runmqsc; host and process off): the *clean* one's stand-in commands print captured output
-(tests/fixtures), the *faults* one's take turns, per source, at five faults, offset so that all five happen in
-every round:
+(tests/systems/<system>/fixtures), the *faults* one's take turns, per source, at five faults, offset so that all
+five happen in every round:
 
 * hang: starts a child and sleeps past every deadline (killed with its process group);
 * garble: 64 KiB of random bytes;
@@ -59,14 +59,14 @@ from _common import free_port, stop_process  # noqa: E402
 from soak import proc_figures, scrape, slope_per_1000  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "tests" / "fixtures"
+HPOM_SERVER = REPO / "tests" / "systems" / "hpom" / "fixtures" / "server"
 GOOD = {
-    "opcsv": FIXTURES / "hpom_server" / "opcsv_status.txt",
-    "ovc": FIXTURES / "hpom_server" / "ovc_status.txt",
-    "ovconfget": FIXTURES / "hpom_server" / "ovconfget_server_opc.txt",
-    "show-stat": FIXTURES / "domino" / "show_stat.txt",
-    "dspmq": FIXTURES / "mq" / "runmqsc" / "qm1_dspmq.txt",
-    "runmqsc": FIXTURES / "mq" / "runmqsc" / "qm1_display.txt",
+    "opcsv": HPOM_SERVER / "opcsv_status.txt",
+    "ovc": HPOM_SERVER / "ovc_status.txt",
+    "ovconfget": HPOM_SERVER / "ovconfget_server_opc.txt",
+    "show-stat": REPO / "tests" / "systems" / "domino" / "fixtures" / "show_stat.txt",
+    "dspmq": REPO / "tests" / "systems" / "ibmmq" / "fixtures" / "runmqsc" / "qm1_dspmq.txt",
+    "runmqsc": REPO / "tests" / "systems" / "ibmmq" / "fixtures" / "runmqsc" / "qm1_display.txt",
 }
 FAULTS = ("hang", "garble", "fail", "flood", "escape")
 SLEEP = shutil.which("sleep") or "/bin/sleep"

@@ -2,8 +2,8 @@
 """Fuzz every parser, coverage-guided (atheris, libFuzzer), seeded from the genuine and fixture outputs.
 
 Each target runs in its own process: libFuzzer starts from a corpus made of the project's captured outputs for that
-parser (tests/fixtures, tests/fixtures/real) and mutates them, guided by the branches the parser takes.  For every
-input the target checks the parser's contract:
+parser (tests/systems/<system>/fixtures, its real/ captures among them, and the shared tests/fixtures) and
+mutates them, guided by the branches the parser takes.  For every input the target checks the parser's contract:
 
 * it returns without raising (any exception is a finding: libFuzzer stops and writes the input to the crash dir);
 * one bad line loses nothing: the parse of a genuine output with the fuzzed input appended as one more line keeps
@@ -43,13 +43,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-FIX = REPO / "tests" / "fixtures"
+TESTS = REPO / "tests"
 
 
 @dataclass(frozen=True)
 class Target:
     parse: Callable[[str], object]
-    seeds: tuple[str, ...]  # globs under tests/fixtures
+    # globs: "<system>/<glob>" under tests/systems/<system>/fixtures, "shared/<glob>" under tests/fixtures
+    seeds: tuple[str, ...]
     keeps: Callable[[object, object], bool] | None = None  # (alone, with a bad line appended) -> nothing lost
     binary: bool = False  # the parser takes bytes
     raises: tuple[type[BaseException], ...] = ()  # documented exceptions the collector reports (not findings)
@@ -107,38 +108,38 @@ def targets() -> dict[str, Target]:
     from exporter.systems.vhi import parse as vhi
 
     found = {
-        "opcsv_status": Target(hpom.parse_opcsv_status, ("hpom/opcsv*", "hpom_server/opcsv*", "real/hpom/opcsv*"),
+        "opcsv_status": Target(hpom.parse_opcsv_status, ("hpom/text/opcsv*", "hpom/server/opcsv*", "hpom/real/opcsv*"),
                                _sub_list),
-        "ovc_status": Target(hpom.parse_ovc_status, ("hpom/ovc*", "hpom_server/ovc*", "real/hpom/opcagt*"),
+        "ovc_status": Target(hpom.parse_ovc_status, ("hpom/text/ovc*", "hpom/server/ovc*", "hpom/real/opcagt*"),
                              _sub_list),
-        "ovconfget": Target(hpom.parse_ovconfget, ("hpom/ovconfget*", "hpom_server/ovconfget*"), _sub_dict),
-        "hpom_error_lines": Target(hpom.error_lines, ("hpom/*.txt", "real/hpom/*.txt"), _sub_list),
-        "hpom_count": Target(hpom.parse_count, ("hpom/*.txt",)),
-        "mqsc": Target(mq.parse_mqsc, ("mq/runmqsc/*", "real/ibmmq/runmqsc*"), _mqsc_keeps),
+        "ovconfget": Target(hpom.parse_ovconfget, ("hpom/text/ovconfget*", "hpom/server/ovconfget*"), _sub_dict),
+        "hpom_error_lines": Target(hpom.error_lines, ("hpom/text/*.txt", "hpom/real/*.txt"), _sub_list),
+        "hpom_count": Target(hpom.parse_count, ("hpom/text/*.txt",)),
+        "mqsc": Target(mq.parse_mqsc, ("ibmmq/runmqsc/*", "ibmmq/real/runmqsc*"), _mqsc_keeps),
         "mqsc_objects": Target(lambda t: (mq.queues_from_mqsc(mq.parse_mqsc(t)[0]),
                                           mq.channels_from_mqsc(mq.parse_mqsc(t)[0])),
-                               ("mq/runmqsc/*", "real/ibmmq/runmqsc*")),
-        "dspmq": Target(mq.parse_dspmq_records, ("mq/runmqsc/*dspmq*", "real/ibmmq/dspmq*"), _dspmq_keeps),
-        "mqweb_error": Target(mq.describe_mqwb_error, ("mq/runmqsc/errors.txt",), binary=True),
+                               ("ibmmq/runmqsc/*", "ibmmq/real/runmqsc*")),
+        "dspmq": Target(mq.parse_dspmq_records, ("ibmmq/runmqsc/*dspmq*", "ibmmq/real/dspmq*"), _dspmq_keeps),
+        "mqweb_error": Target(mq.describe_mqwb_error, ("ibmmq/runmqsc/errors.txt",), binary=True),
         "domino_show_stat": Target(domino.parse_show_stat, ("domino/*",), binary=True),
-        "proc_stat": Target(host.parse_stat, ("host1/proc/stat",)),
-        "proc_meminfo": Target(host.parse_meminfo, ("host1/proc/meminfo",), _sub_dict),
-        "proc_vmstat": Target(host.parse_key_values, ("host1/proc/vmstat",), _sub_dict),
-        "proc_diskstats": Target(host.parse_diskstats, ("host1/proc/diskstats",), _sub_list),
-        "proc_net_dev": Target(host.parse_net_dev, ("host1/proc/net/dev",), _sub_list),
-        "proc_loadavg": Target(host.parse_loadavg, ("host1/proc/loadavg",), raises=(ValueError,)),
-        "proc_mounts": Target(procfs.parse_mounts, ("host1/proc/mounts", "oracle/proc/mounts",
+        "proc_stat": Target(host.parse_stat, ("shared/host1/proc/stat",)),
+        "proc_meminfo": Target(host.parse_meminfo, ("shared/host1/proc/meminfo",), _sub_dict),
+        "proc_vmstat": Target(host.parse_key_values, ("shared/host1/proc/vmstat",), _sub_dict),
+        "proc_diskstats": Target(host.parse_diskstats, ("shared/host1/proc/diskstats",), _sub_list),
+        "proc_net_dev": Target(host.parse_net_dev, ("shared/host1/proc/net/dev",), _sub_list),
+        "proc_loadavg": Target(host.parse_loadavg, ("shared/host1/proc/loadavg",), raises=(ValueError,)),
+        "proc_mounts": Target(procfs.parse_mounts, ("shared/host1/proc/mounts", "oracle/proc/mounts",
                                                     "oracle/proc/1/mounts"), _sub_list),
-        "vhi_cpu_list": Target(vhi.parse_cpu_list, ("host1/proc/*/status",)),
-        "vhi_tcp": Target(vhi.parse_tcp, ("host1/proc/*/net/tcp*", "host1/proc/net/tcp*"), _sub_dict),
-        "host_text_sar": Target(textparse.parse_sar, ("real/host_text/*sar*", "host_text/*sar*"), _reading_keeps),
-        "host_text_vmstat": Target(textparse.parse_vmstat, ("real/host_text/*vmstat*", "host_text/*vmstat*"),
+        "vhi_cpu_list": Target(vhi.parse_cpu_list, ("shared/host1/proc/*/status",)),
+        "vhi_tcp": Target(vhi.parse_tcp, ("shared/host1/proc/*/net/tcp*", "shared/host1/proc/net/tcp*"), _sub_dict),
+        "host_text_sar": Target(textparse.parse_sar, ("host/real/*sar*", "host/text/*sar*"), _reading_keeps),
+        "host_text_vmstat": Target(textparse.parse_vmstat, ("host/real/*vmstat*", "host/text/*vmstat*"),
                                    _reading_keeps),
-        "host_text_iostat": Target(textparse.parse_iostat, ("real/host_text/*iostat*", "host_text/*iostat*",
-                                                            "host_text/garbage*"), _reading_keeps),
-        "filesystem_df": Target(dfparse.parse_df, ("real/filesystem/*_df_*", "real/filesystem/hpux_bdf_*")),
-        "filesystem_mount": Target(dfparse.parse_mount, ("real/filesystem/*mount*",)),
-        "oracle_alert_errors": Target(lambda t: oracle_alertlog.message_codes(t)[0], ("real/oracle/alert_log*",),
+        "host_text_iostat": Target(textparse.parse_iostat, ("host/real/*iostat*", "host/text/*iostat*",
+                                                            "host/text/garbage*"), _reading_keeps),
+        "filesystem_df": Target(dfparse.parse_df, ("filesystem/real/*_df_*", "filesystem/real/hpux_bdf_*")),
+        "filesystem_mount": Target(dfparse.parse_mount, ("filesystem/real/*mount*",)),
+        "oracle_alert_errors": Target(lambda t: oracle_alertlog.message_codes(t)[0], ("oracle/real/alert_log*",),
                                       lambda alone, mixed: all(mixed[c] >= n for c, n in alone.items())),
     }
     return found
@@ -146,8 +147,10 @@ def targets() -> dict[str, Target]:
 
 def seed_files(target: Target) -> list[Path]:
     files: list[Path] = []
-    for pattern in target.seeds:
-        files.extend(p for p in sorted(FIX.glob(pattern)) if p.is_file() and p.stat().st_size <= 1 << 20)
+    for seed in target.seeds:
+        folder, pattern = seed.split("/", 1)
+        base = TESTS / "fixtures" if folder == "shared" else TESTS / "systems" / folder / "fixtures"
+        files.extend(p for p in sorted(base.glob(pattern)) if p.is_file() and p.stat().st_size <= 1 << 20)
     return files
 
 
@@ -236,7 +239,7 @@ def _host_worst(name: str) -> str:
     (issue 25: it was read from a middle interval), a long AIX ``iostat -DRTl``, /proc files of 400-digit
     counters (OverflowError) and an affinity list of 125,000 repeated ranges (3 s and more of set additions)."""
     if not _WORST:
-        real = FIX / "real" / "host_text"
+        real = TESTS / "systems" / "host" / "fixtures" / "real"
         sar = (real / "linux_sysstat_sar_udB.txt").read_text()
         first, second = sar.index("02:47:35        CPU"), sar.index("02:47:36        CPU")
         _WORST["sar"] = sar[:first] + sar[first:second] * ((4 << 20) // (second - first)) + sar[second:]

@@ -40,8 +40,8 @@ from fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, generate_queues  # noq
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
           "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 HEADERS = {"Accept": ACCEPT, "Accept-Encoding": "gzip", "User-Agent": "soak/1"}
-HPOM_FIXTURES = REPO / "tests" / "fixtures" / "hpom_server"
-DOMINO_FIXTURE = REPO / "tests" / "fixtures" / "domino" / "show_stat.txt"
+HPOM_FIXTURES = REPO / "tests" / "systems" / "hpom" / "fixtures" / "server"
+DOMINO_FIXTURE = REPO / "tests" / "systems" / "domino" / "fixtures" / "show_stat.txt"
 
 
 def proc_figures(pid: int) -> tuple[float, int, int]:

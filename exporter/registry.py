@@ -27,7 +27,6 @@ from pydantic import (
     create_model,
     field_serializer,
     field_validator,
-    model_validator,
 )
 
 from .core.collector import Collector, Context
@@ -177,20 +176,21 @@ class Config(StrictModel):
         default_factory=dict,
         description="Modules of GET /probe (docs/estate.md): what to read of a target and how; none by default.")
 
-    @model_validator(mode="after")
-    def _modules_build(self) -> "Config":
+    @field_validator("modules")
+    @classmethod
+    def _modules_build(cls, modules: dict[str, ModuleSettings]) -> dict[str, ModuleSettings]:
         """Every module builds for a sample target, so that a module that cannot read any target fails at start
         with its key, not at its first probe."""
-        for name, module in self.modules.items():
+        for name, module in modules.items():
             problem = check_module_name(name)
             if problem:
-                raise ValueError(f"modules: {name[:60]!r}: {problem}")
+                raise ValueError(f"{name[:60]!r}: {problem}")
             for system in module.collectors:
                 if system not in PROBED_SYSTEMS:
                     raise ValueError(f"modules.{name}.collectors.{system}: not a collector that reads a target "
                                      f"(one of {', '.join(PROBED_SYSTEMS)})")
             module_settings(name, module, SAMPLE_TARGET)
-        return self
+        return modules
 
 
 # The systems a module may read: those whose collector reads another machine.  host and filesystem only through
@@ -223,6 +223,9 @@ def module_settings(name: str, module: ModuleSettings, target: str,
         raw.setdefault("interval", max(float(raw["timeout"]) if isinstance(raw["timeout"], (int, float)) else 0,
                                        module.timeout, 15.0))
         raw["enabled"] = True
+        if system == "filesystem" and "statfs_timeout" not in raw and isinstance(raw["timeout"], (int, float)):
+            # its stuck-mount prober's limit must leave half the run: at most half a short probe's timeout
+            raw["statfs_timeout"] = min(entry.Settings.model_fields["statfs_timeout"].default, raw["timeout"] / 2)
         if system in _TEXT_BACKEND:
             raw.setdefault("backend", "text")
             if raw["backend"] != "text":

@@ -7,11 +7,11 @@ real estate:
     .venv/bin/python -m tests.estate --format json   # the JSON report
 
 What it holds: the recorded host tree (tests/fixtures/host1: an HPOM management server with Java GUIs and a VHI
-session server), the HPOM server's recorded ovconfget answer and database rows (tests/fixtures/hpom_server), two
-Oracle databases behind the stand-in driver (tests/fakes/oracledb answering from tests/fixtures/oracle: opcdb, the
-HPOM database on NFS mounts; erp, a dedicated host), IBM MQ queue manager QM1 through runmqsc answering with the
-recorded DISPLAY output (tests/fixtures/mq/runmqsc) and QM2 whose data and log paths do not exist, and a Domino
-server's `show stat`.
+session server), the HPOM server's recorded ovconfget answer and database rows (tests/systems/hpom/fixtures/server), two
+Oracle databases behind the stand-in driver (tests/fakes/oracledb answering from tests/systems/oracle/fixtures: opcdb,
+the HPOM database on NFS mounts; erp, a dedicated host), IBM MQ queue manager QM1 through runmqsc answering with the
+recorded DISPLAY output (tests/systems/ibmmq/fixtures/runmqsc) and QM2 whose data and log paths do not exist, and a
+Domino server's `show stat`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from .support import FIXTURES, REPO
+from .support import FIXTURES, REPO, system_fixtures
 from .support import shell_script as _script
 
 DB_PASSWORD = "monitor-pw-7f3a"
@@ -34,7 +34,7 @@ DB_PASSWORD = "monitor-pw-7f3a"
 def estate(tmp_path: Path, **changes) -> Path:
     """The fixture estate's configuration file in ``tmp_path`` (and the stand-in database rows, db.yaml, beside
     it); ``changes`` replace collector sections."""
-    server = FIXTURES / "hpom_server"
+    server = system_fixtures("hpom") / "server"
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
     queues = tmp_path / "mgmt_sv"
@@ -42,10 +42,10 @@ def estate(tmp_path: Path, **changes) -> Path:
     for name, size in {"msgmgrq": 2_000_000, "actreqq": 512, "dispq0": 4096}.items():
         (queues / name).write_bytes(b"\0" * size)
     db = tmp_path / "db.yaml"
-    data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
+    data = yaml.safe_load((system_fixtures("oracle") / "db.yaml").read_text())
     data["queries"] = yaml.safe_load((server / "db.yaml").read_text())["queries"]
     db.write_text(yaml.safe_dump(data))
-    mq = FIXTURES / "mq" / "runmqsc"
+    mq = system_fixtures("ibmmq") / "runmqsc"
     oracle = {"user": "monitor", "password_env": "DB_PASSWORD", "connect_timeout": 0.5, "query_timeout": 0.5}
     collectors = {
         "host": {"interval": 60, "timeout": 5},
@@ -71,7 +71,7 @@ def estate(tmp_path: Path, **changes) -> Path:
              "data_path": "/nonexistent/mqm/qmgrs/QM2", "log_path": "/nonexistent/mqm/log/QM2"}]},
         "vhi": {"enabled": True, "interval": 60, "timeout": 5},
         "domino": {"enabled": True, "interval": 60, "timeout": 5, "command_timeout": 2,
-                   "command": [_script(bindir / "showstat", f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')]},
+                   "command": [_script(bindir / "showstat", f'cat "{system_fixtures("domino") / "show_stat.txt"}"\n')]},
     }
     collectors.update(changes)
     config = {"paths": {"procfs": str(FIXTURES / "host1" / "proc"), "sysfs": str(FIXTURES / "host1" / "sys"),

@@ -19,8 +19,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-
+# Only the fixtures several test folders share (tests/fixtures/README.md); a folder's own fixtures sit beside its
+# tests, in its fixtures/ sub-folder.
 FIXTURES = REPO / "tests" / "fixtures"
+
+
+def system_fixtures(system: str) -> Path:
+    """tests/systems/<system>/fixtures: a system's fixtures, for the tests outside its folder that feed on them."""
+    return REPO / "tests" / "systems" / system / "fixtures"
 
 
 def shell_script(path: Path, body: str) -> str:

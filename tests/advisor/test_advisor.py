@@ -33,9 +33,10 @@ from exporter.core.scheduler import Scheduler
 from exporter.registry import load
 
 from ..estate import DB_PASSWORD, environment, estate
-from ..support import FIXTURES, REPO, install_fake_oracledb, real_oracle_fixture, shell_script
+from ..support import FIXTURES, REPO, install_fake_oracledb, real_oracle_fixture, shell_script, system_fixtures
 
 GOLDEN = REPO / "tests" / "golden" / "advice.json"
+TOPOLOGIES = Path(__file__).parent / "fixtures" / "cpu_topology"  # invented and recorded sysfs CPU layouts
 GUIDE_TABLE = REPO.parent / "shared" / "guide-thresholds.md"  # the developers' copy; absent elsewhere
 
 # The guide rows whose recommendation is advice (or advice and alert), and the alert rows with a static advice side
@@ -704,7 +705,7 @@ def test_no_rpc_and_automatic_keys_are_judged_against_the_stated_server_version(
 def test_msi_is_not_judged_from_this_hosts_process_table_for_a_remote_server(tmp_path, fake_oracle):
     """host1's process table runs opcmsgm (the estate's MSI program); a server read through a command prefix must
     not be judged on it."""
-    text = (FIXTURES / "hpom_server" / "ovconfget_server_opc.txt").read_text()
+    text = (system_fixtures("hpom") / "server" / "ovconfget_server_opc.txt").read_text()
     by = _advise(_hpom_estate(tmp_path, text, command_prefix=["env"], target="omu01"))
     msi = by[("HPOM-MSI", "omu01")]
     assert msi["status"] == "unknown" and msi["reason"].startswith("not applicable: the HPOM server omu01"), msi
@@ -727,7 +728,7 @@ def _vhi_host(tmp_path: Path, affinity: str, topology: str | None) -> Path:
     status.write_text(re.sub(r"Cpus_allowed_list:\t.*", f"Cpus_allowed_list:\t{affinity}", status.read_text()))
     cpu = sys_root / "devices" / "system" / "cpu"
     if topology:
-        shutil.copytree(FIXTURES / "cpu_topology" / topology / "devices" / "system" / "cpu", cpu)
+        shutil.copytree(TOPOLOGIES / topology / "devices" / "system" / "cpu", cpu)
     else:
         cpu.mkdir(parents=True)
     config = tmp_path / "vhi.yaml"

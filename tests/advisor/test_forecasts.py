@@ -211,7 +211,7 @@ def test_an_empty_snapshot_gives_no_forecasts():
 
 
 def test_evaluate_over_the_hpom_collector_fed_by_its_fixtures(request):
-    """The real HPOM collector, fed by tests/fixtures/hpom_server (queue files, commands, database rows)."""
+    """The real HPOM collector, fed by tests/systems/hpom/fixtures/server (queue files, commands, database rows)."""
     request.getfixturevalue("fake_oracledb")
     settings = request.getfixturevalue("hpom_server")
     sched = Scheduler([HpomCollector(HpomSettings.model_validate(settings), Context())])

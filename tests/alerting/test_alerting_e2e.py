@@ -22,7 +22,7 @@ import urllib.parse
 import pytest
 import yaml
 
-from ..support import FIXTURES, REPO, free_port, http_get, require_binary
+from ..support import FIXTURES, REPO, free_port, http_get, require_binary, system_fixtures
 from .test_alertmanager import WebhookReceiver, rewrite_receivers, shorten_timers, start_alertmanager
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ RECEIVER = {"MiddlewareHpomAcknowledgementBulkTooLarge": "ticket", "MiddlewareHp
 
 
 def _db_fixture(path, acked: int, cmas: int) -> None:
-    data = yaml.safe_load((FIXTURES / "hpom_server" / "db.yaml").read_text())
+    data = yaml.safe_load((system_fixtures("hpom") / "server" / "db.yaml").read_text())
     for query in data["queries"]:
         if query["match"] == "AS received":
             query["rows"] = [[acked, 600, ":window_seconds"]]

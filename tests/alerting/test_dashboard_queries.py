@@ -22,7 +22,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from ..support import FIXTURES, REPO, free_port, http_get, require_binary, stop_process
+from ..support import FIXTURES, REPO, free_port, http_get, require_binary, stop_process, system_fixtures
 from ..support import shell_script as _script
 
 pytestmark = pytest.mark.integration
@@ -60,10 +60,10 @@ NO_DATA_ALLOWED = {
 # panels: a read-only mount, and one whose mount point is missing under paths.rootfs (statvfs fails: device error).
 EXTRA_MOUNTS = ("/dev/sdc1 /u04/readonly ext4 ro,relatime 0 0\n"
                 "/dev/sdd1 /u05/gone xfs rw,relatime,attr2,inode64,noquota 0 0\n")
-# Genuine capture (tests/fixtures/real/mountstats/SOURCE.md) whose per-operation counters the test advances by 1 %
-# of their recorded values every half second, so that rate() sees the capture's own round-trip times and
+# Genuine capture (tests/systems/mountstats/fixtures/real/SOURCE.md) whose per-operation counters the test advances by 1
+# % of their recorded values every half second, so that rate() sees the capture's own round-trip times and
 # retransmission share.
-MOUNTSTATS = FIXTURES / "real" / "mountstats" / "procfs-extendedOpsExampleMountstats.txt"
+MOUNTSTATS = system_fixtures("mountstats") / "real" / "procfs-extendedOpsExampleMountstats.txt"
 _PER_OP = re.compile(r"^(\s*[A-Z][A-Z0-9_]*:)((?:\s+\d+)+)\s*$")
 
 
@@ -165,9 +165,9 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
                 db.write_text(yaml.safe_dump(data))
         bindir = tmp_path / "bin"
         bindir.mkdir()
-        server = FIXTURES / "hpom_server"
+        server = system_fixtures("hpom") / "server"
         db = tmp_path / "db.yaml"
-        data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
+        data = yaml.safe_load((system_fixtures("oracle") / "db.yaml").read_text())
         data["queries"] = yaml.safe_load((server / "db.yaml").read_text())["queries"]
         db.write_text(yaml.safe_dump(data))
         threading.Thread(target=drain, daemon=True).start()
@@ -207,7 +207,7 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
                 "vhi": {"enabled": True, "interval": 1, "timeout": 1},
                 "domino": {"enabled": True, "interval": 1, "timeout": 1, "command_timeout": 0.5,
                            "command": [_script(bindir / "showstat",
-                                               f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')]},
+                                               f'cat "{system_fixtures("domino") / "show_stat.txt"}"\n')]},
             },
         }
         path = tmp_path / "exporter.yaml"

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import urllib.parse
+from pathlib import Path
 
 import pytest
 import yaml
@@ -252,7 +253,7 @@ def test_masked_dump_hides_url_passwords_and_remembered_secrets():
 
 # ------------------------------------------------------------------ what platforms put into the environment
 
-PLATFORM_ENV = REPO / "tests" / "fixtures" / "platform_env"
+PLATFORM_ENV = Path(__file__).parent / "fixtures" / "platform_env"
 
 
 def _env_file(name: str) -> dict[str, str]:

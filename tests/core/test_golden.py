@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +26,7 @@ from exporter.cli import main
 
 from ..support import FIXTURES
 
-GOLDEN = FIXTURES / "host1.prom"
+GOLDEN = Path(__file__).parent / "fixtures" / "host1.prom"
 ROOTFS = FIXTURES / "host1" / "root"
 STATVFS = FIXTURES / "host1" / "statvfs.json"
 FIELDS = ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail", "f_files", "f_ffree", "f_favail", "f_flag",

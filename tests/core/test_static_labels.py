@@ -3,7 +3,7 @@ exporter process, refused with the key and the reason when they break Prometheus
 the series already have, and no change at all to the exposition when none are configured.
 
 The Oracle databases are served by the DB-API stand-in (tests/fakes/oracledb, invented rows), the remote host's
-sar and vmstat are real HP-UX output (tests/fixtures/real/host_text/SOURCE.md) printed by ``cat``, and the queue
+sar and vmstat are real HP-UX output (tests/systems/host/fixtures/real/SOURCE.md) printed by ``cat``, and the queue
 manager's REST port is closed (nothing listens there): it is down, and its series still carry its labels.
 """
 
@@ -18,11 +18,11 @@ import yaml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..support import FIXTURES, REPO, free_port
+from ..support import REPO, free_port, system_fixtures
 from .test_golden import GOLDEN, _collect
 
 FAKES = REPO / "tests" / "fakes"
-REAL_TEXT = FIXTURES / "real" / "host_text"
+REAL_TEXT = system_fixtures("host") / "real"
 OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
 
 
@@ -37,7 +37,7 @@ def _config() -> dict:
                  "vmstat": ["cat", str(REAL_TEXT / "hpux_vmstat.txt")], "target": "hpux1", "command_timeout": "15s",
                  "labels": {"site": "ber2", "app": "billing"}}
     return {"labels": {"env": "prod", "site": "fra1"},
-            "paths": {"procfs": str(FIXTURES / "oracle" / "proc")},
+            "paths": {"procfs": str(system_fixtures("oracle") / "proc")},
             "collectors": {"process": {"enabled": False}, "filesystem": {"enabled": False},
                            "host": {"backend": "text", "interval": "60s", "timeout": "20s", "text": host_text},
                            "oracle": {"enabled": True, "interval": "60s", "timeout": "20s", "databases": databases},
@@ -77,7 +77,7 @@ def _check(samples) -> dict[str, int]:
 
 @pytest.mark.integration
 def test_exporter_and_target_labels_on_every_series_of_a_real_exporter(tmp_path, start_exporter):
-    env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(FIXTURES / "oracle" / "db.yaml"),
+    env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(system_fixtures("oracle") / "db.yaml"),
            "ORA_MONITOR_PW": "Tiger-Tiger-42", "MIDDLEWARE_EXPORTER_LABELS__ROLLOUT": "1.10"}
     exporter = start_exporter(config=yaml.safe_dump(_config()), env=env)
     status, _, body = exporter.get("/metrics")
@@ -200,8 +200,8 @@ def test_target_labels_override_exporter_labels_and_own_labels_are_never_replace
 
 def test_filesystem_text_host_labels_on_its_series(tmp_path):
     """The filesystem collector's text back-end reads one remote host: its labels on all its series (collect-once,
-    a real process; the df output is OpenIndiana's, tests/fixtures/real/filesystem/SOURCE.md)."""
-    df = FIXTURES / "real" / "filesystem" / "solaris_df_oi-2021.10.txt"
+    a real process; the df output is OpenIndiana's, tests/systems/filesystem/fixtures/real/SOURCE.md)."""
+    df = system_fixtures("filesystem") / "real" / "solaris_df_oi-2021.10.txt"
     config = {"labels": {"env": "prod"},
               "collectors": {"host": {"enabled": False}, "process": {"enabled": False},
                              "filesystem": {"backend": "text", "text": {

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..support import FIXTURES, REPO, free_port, shell_script
+from ..support import REPO, free_port, shell_script, system_fixtures
 
 FAKES = REPO / "tests" / "fakes"
 REFUSED = "ssh: connect to host {host} port 22: Connection refused"
@@ -35,14 +35,14 @@ def _closed_port() -> int:
 
 def _oracle(tmp_path: Path) -> tuple[dict, dict, str, str, str]:
     fixture = tmp_path / "db.yaml"
-    data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
+    data = yaml.safe_load((system_fixtures("oracle") / "db.yaml").read_text())
     data["databases"]["erp.example:1521/erp"]["connect_error"] = "DPY-6005: cannot connect to database (erp down)"
     fixture.write_text(yaml.safe_dump(data))
     env = {"PYTHONPATH": str(FAKES), "FAKE_ORACLEDB_FIXTURE": str(fixture), "ORA_MONITOR_PW": "Tiger-Tiger-42"}
     databases = [{"name": "opcdb", "dsn": "opcdb.example:1521/openview", "user": "monitor",
                   "password_env": "ORA_MONITOR_PW", "hpom": True},
                  {"name": "erp", "dsn": "erp.example:1521/erp", "user": "monitor", "password_env": "ORA_MONITOR_PW"}]
-    config = {"paths": {"procfs": str(FIXTURES / "oracle" / "proc")},
+    config = {"paths": {"procfs": str(system_fixtures("oracle") / "proc")},
               "collectors": {"oracle": {"enabled": True, "interval": "60s", "timeout": "20s", "databases": databases}}}
     return config, env, "oracle", "erp", "DPY-6005: cannot connect to database (erp down)"
 

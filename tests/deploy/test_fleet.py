@@ -253,7 +253,7 @@ def test_two_shards_read_the_fleet_through_probe(tmp_path, start_exporter):
             Stack(tmp_path / "stack", scaled_rules(tmp_path, FACTOR), f"{INTERVAL:g}s") as stack:
         targets = tmp_path / "targets.yml"
         targets.write_text(yaml.safe_dump(inventory(fleet)))
-        config = yaml.safe_dump(shard_config(fleet, targets, timeout=RUN - 0.5, freshness=1,
+        config = yaml.safe_dump(shard_config(fleet, targets, timeout=RUN + 1, freshness=1,  # collectors: RUN
                                              command_timeout=COMMAND_TIMEOUT))
         shards = [start_exporter(config=config), start_exporter(config=config)]
         # the shards' jobs must match the rules' job=~"middleware.*"

@@ -104,7 +104,7 @@ def generate_queues(count: int, prefix: str = "BENCH.Q.") -> list[FakeQueue]:
             for i in range(count)]
 
 
-# DISPLAY QMSTATUS ALL / DISPLAY QMGR ALL values of the genuine 9.4.2 captures (tests/fixtures/real/ibmmq:
+# DISPLAY QMSTATUS ALL / DISPLAY QMGR ALL values of the genuine 9.4.2 captures (tests/systems/ibmmq/fixtures/real:
 # runmqsc_display_qmstatus_all_9.4.2.txt, runmqsc_display_qmgr_all_9.4.2.txt), keywords in lower case as
 # runCommandJSON gives them.
 QMSTATUS_9_4_2 = {"status": "RUNNING", "chinit": "RUNNING", "cmdserv": "RUNNING", "conns": 44,

@@ -23,9 +23,10 @@ from exporter.systems.hpom.collector import HpomCollector
 from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 
-from ..support import REPO, collect
+from ..support import collect, system_fixtures
 
-FIX = REPO / "tests" / "fixtures"
+HPOM_SERVER = system_fixtures("hpom") / "server"
+DOMINO = system_fixtures("domino")
 
 
 def _ssh(tmp_path: Path, body: str) -> tuple[str, Path]:
@@ -42,9 +43,9 @@ def _labels(samples: dict) -> list[dict]:
 
 def test_hpom_commands_run_through_the_prefix_with_a_target_label(tmp_path):
     ssh, log = _ssh(tmp_path, f'''case "$*" in
-  *ovconfget*) cat "{FIX / "hpom_server" / "ovconfget_server_opc.txt"}" ;;
-  *opcsv*) cat "{FIX / "hpom_server" / "opcsv_status.txt"}" ;;
-  *ovc*) cat "{FIX / "hpom_server" / "ovc_status.txt"}" ;;
+  *ovconfget*) cat "{HPOM_SERVER / "ovconfget_server_opc.txt"}" ;;
+  *opcsv*) cat "{HPOM_SERVER / "opcsv_status.txt"}" ;;
+  *ovc*) cat "{HPOM_SERVER / "ovc_status.txt"}" ;;
   *) exit 127 ;;
 esac
 ''')
@@ -70,7 +71,7 @@ esac
 
 
 def test_without_a_target_there_is_no_target_label(tmp_path):
-    ssh, _ = _ssh(tmp_path, f'cat "{FIX / "domino" / "show_stat.txt"}"\n')
+    ssh, _ = _ssh(tmp_path, f'cat "{DOMINO / "show_stat.txt"}"\n')
     settings = DominoSettings(enabled=True, command=["/opt/hcl/domino/bin/server", "-c", "show stat"],
                               command_prefix=[ssh, "dom1"])
     samples, _ = collect(DominoCollector(settings, Context()))
@@ -78,7 +79,7 @@ def test_without_a_target_there_is_no_target_label(tmp_path):
 
 
 def test_domino_show_stat_through_the_prefix(tmp_path):
-    ssh, log = _ssh(tmp_path, f'cat "{FIX / "domino" / "show_stat.txt"}"\n')
+    ssh, log = _ssh(tmp_path, f'cat "{DOMINO / "show_stat.txt"}"\n')
     settings = DominoSettings(enabled=True, command=["/opt/hcl/domino/bin/server", "-c", "show stat"],
                               command_prefix=[ssh, "-o", "BatchMode=yes", "dom1"], target="dom1")
     samples, batch = collect(DominoCollector(settings, Context()))
@@ -94,8 +95,8 @@ def test_a_hanging_remote_command_fails_its_source_only_and_leaves_nothing(tmp_p
     shutil.copy(shutil.which("sleep"), sleeper)
     ssh, _ = _ssh(tmp_path, f'''case "$*" in
   *opcsv*) "{sleeper}" 300 ;;
-  *ovconfget*) cat "{FIX / "hpom_server" / "ovconfget_server_opc.txt"}" ;;
-  *) cat "{FIX / "hpom_server" / "ovc_status.txt"}" ;;
+  *ovconfget*) cat "{HPOM_SERVER / "ovconfget_server_opc.txt"}" ;;
+  *) cat "{HPOM_SERVER / "ovc_status.txt"}" ;;
 esac
 ''')
     settings = HpomSettings(enabled=True, queue_dir=str(tmp_path / "not-here"), command_prefix=[ssh, "hpom1"],
@@ -118,7 +119,7 @@ esac
 
 
 def test_runmqsc_back_end_through_the_prefix(tmp_path):
-    mq = FIX / "mq" / "runmqsc"
+    mq = system_fixtures("ibmmq") / "runmqsc"
     ssh, log = _ssh(tmp_path, f'''case "$*" in
   *dspmq*) cat "{mq / "qm1_dspmq.txt"}" ;;
   *runmqsc*) cat > /dev/null; cat "{mq / "qm1_display.txt"}" ;;
@@ -160,7 +161,7 @@ cat '{fixture}'
 def _persistent_ssh_exporter(tmp_path: Path, start_exporter, runs: int):
     """A real exporter whose Domino commands go through the stand-in ssh; returned once ``runs`` ran."""
     ssh = tmp_path / "ssh"
-    ssh.write_text(PERSISTENT_SSH.format(work=tmp_path, fixture=FIX / "domino" / "show_stat.txt"))
+    ssh.write_text(PERSISTENT_SSH.format(work=tmp_path, fixture=DOMINO / "show_stat.txt"))
     ssh.chmod(0o755)
     exporter = start_exporter(config=f"""
 collectors:

@@ -25,7 +25,7 @@ from exporter.systems.hpom.settings import HpomSettings
 from exporter.systems.ibmmq.runmqsc import RunmqscBackend
 
 from ..sshd import LoopbackSshd
-from ..support import FIXTURES, collect, shell_script
+from ..support import collect, shell_script, system_fixtures
 
 # Shell syntax in a name: a command list, a command substitution of both kinds, a variable, a glob and a quote.
 HOSTILE_WORDS = ["a;touch PWNED;#", "b$(touch PWNED)", "c`touch PWNED`", "d && touch PWNED", "e'; touch PWNED; '",
@@ -161,7 +161,7 @@ def test_hostile_queue_file_names_run_nothing_through_a_real_sshd(tmp_path, sshd
 def test_the_console_command_reaches_the_server_as_one_argument(tmp_path):
     ssh, remote = _sshd_like(tmp_path)
     server = shell_script(tmp_path / "server", f'''[ "$1" = "-c" ] && [ "$2" = "show stat" ] && [ $# -eq 2 ] \\
-  && exec cat "{FIXTURES / "domino" / "show_stat.txt"}"
+  && exec cat "{system_fixtures("domino") / "show_stat.txt"}"
 echo "server: unexpected arguments: $*" >&2; exit 2
 ''')
     settings = DominoSettings(enabled=True, command=[server, "-c", "show stat"], command_prefix=[ssh, "dom1"])
@@ -178,7 +178,7 @@ HOSTILE_MQ_QUEUE = "APP.Q;touch PWNED;#"
 def _mq_commands(tmp_path: Path) -> tuple[str, str, str, Path]:
     """Stand-ins for dspmq and runmqsc (the recorded QM1 answers, one queue-status block with a hostile name
     added: INVENTED) and amqsrua (records its arguments, prints nothing)."""
-    mq = FIXTURES / "mq" / "runmqsc"
+    mq = system_fixtures("ibmmq") / "runmqsc"
     display = (mq / "qm1_display.txt").read_text().replace(
         "AMQ8450I: Display queue status details.\n",
         f"AMQ8450I: Display queue status details.\n   QUEUE({HOSTILE_MQ_QUEUE})   TYPE(QUEUE)\n"
@@ -229,7 +229,7 @@ def test_hostile_mq_queue_names_reach_no_command_through_a_real_sshd(tmp_path, s
 # --- configured target and labels: label values only, never on a command line ------------------------------------
 def test_hostile_target_and_label_values_are_labels_and_nothing_else(tmp_path):
     ssh, remote = _sshd_like(tmp_path)
-    server = shell_script(tmp_path / "server", f'cat "{FIXTURES / "domino" / "show_stat.txt"}"\n')
+    server = shell_script(tmp_path / "server", f'cat "{system_fixtures("domino") / "show_stat.txt"}"\n')
     settings = DominoSettings(enabled=True, command=[server, "-c", "show stat"], command_prefix=[ssh, "dom1"],
                               target="dom1;touch PWNED", labels={"site": "$(touch PWNED)"})
     samples, batch = collect(DominoCollector(settings, Context()))

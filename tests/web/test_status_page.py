@@ -20,7 +20,7 @@ import yaml
 from exporter.web.statuspage import CONTENT_SECURITY_POLICY, age, guide_rows, render
 
 from ..advisor.test_advice_page import _fits_and_screenshot, _summary_table, browser  # noqa: F401 - the fixture, shared
-from ..support import FIXTURES, REPO, shell_script
+from ..support import REPO, shell_script, system_fixtures
 
 SCREENSHOT = REPO / "docs" / "images" / "status.png"
 FAKES = REPO / "tests" / "fakes"
@@ -113,7 +113,7 @@ def test_status_page_with_one_target_down_in_a_browser(start_exporter, browser, 
     from selenium.webdriver.common.by import By
 
     fixture = tmp_path / "db.yaml"
-    data = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())
+    data = yaml.safe_load((system_fixtures("oracle") / "db.yaml").read_text())
     data["databases"]["erp.example:1521/erp"]["connect_error"] = \
         "DPY-6005: cannot connect to database (CONNECTION_ID=Qm9ndXM=). [Errno 111] Connection refused"
     fixture.write_text(yaml.safe_dump(data))
@@ -121,7 +121,7 @@ def test_status_page_with_one_target_down_in_a_browser(start_exporter, browser, 
     databases = [{"name": "opcdb", "dsn": "opcdb.example:1521/openview", "user": "monitor",
                   "password_env": "ORA_MONITOR_PW", "hpom": True},
                  {"name": "erp", "dsn": "erp.example:1521/erp", "user": "monitor", "password_env": "ORA_MONITOR_PW"}]
-    config = {"paths": {"procfs": str(FIXTURES / "oracle" / "proc")}, "collectors": {
+    config = {"paths": {"procfs": str(system_fixtures("oracle") / "proc")}, "collectors": {
         "host": {"backend": "text", "interval": "60s", "timeout": "20s",
                  "text": {"command_prefix": [ssh, "aix1"], "target": "aix1", "command_timeout": "10s"}},
         "process": {"enabled": False}, "filesystem": {"enabled": False}, "mountstats": {"enabled": False},

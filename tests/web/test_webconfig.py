@@ -1,6 +1,6 @@
 """The exporter-toolkit web configuration (--web.config.file): TLS with certificates made by openssl here, basic auth
 with bcrypt hashes, the headers section, the probes' exemption, certificate rotation, and Debian's Prometheus
-scraping over https with basic_auth. exporter-toolkit's own test files (tests/fixtures/webconfig, see SOURCE.md)
+scraping over https with basic_auth. exporter-toolkit's own test files (tests/web/fixtures/webconfig, see SOURCE.md)
 must be accepted or refused as exporter-toolkit does."""
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from exporter.web.gate import WebGate
 from exporter.web.webconfig import BasicAuth, load_web_config
 
 from ..fakes.guessers import basic, flood
-from ..support import FIXTURES, REPO, free_port, http_get, require_binary, stop_process
+from ..support import REPO, free_port, http_get, require_binary, stop_process
 
-TOOLKIT = FIXTURES / "webconfig"
+TOOLKIT = Path(__file__).parent / "fixtures" / "webconfig"
 PASSWORD = "s3cret-scrape"
 
 

@@ -1,6 +1,6 @@
 """Parsing the text of the HCL (formerly IBM/Lotus) Domino console command ``show stat``: ``Name = value`` lines to
 a dict, numbers read in the server's locale.  Pure functions, no I/O, tested on recorded and invented text
-(``tests/fixtures/domino/``).
+(``tests/systems/domino/fixtures/``).
 
 Hand-written: the console text has no published grammar, and no library reading it was found.
 What is known of the format, and from where, is in ``docs/notes/domino.md``.

@@ -21,7 +21,7 @@ DEFAULT_COUNT_PATTERN = r"(?P<count>\d+)"
 # ignores them "per the Monitoring team recommendations (the modules aren't currently in use)").
 DEFAULT_EXPECTED_STOPPED = ("ttd", "perfalarm", "perfd")
 # The custom message attribute table and its message column as public tools that read OMU 9.x show them
-# (tests/fixtures/real/hpom/SOURCE.md); no DDL confirms them, hence the settings cma_table / cma_message_column.
+# (tests/systems/hpom/fixtures/real/SOURCE.md); no DDL confirms them, hence the settings cma_table / cma_message_column.
 DEFAULT_CMA_TABLE = "opc_op.opc_act_cust_attrib"
 DEFAULT_CMA_COLUMN = "message_number"
 # No public source shows where HPOM keeps its service relations (HPOM-SLOD): the service_tree query of

@@ -1,6 +1,6 @@
 """GENERATOR (test data, not a capture): IBM MQ resource-statistics publications built field by field.
 
-No captured publication bytes are public (see tests/fixtures/real/ibmmq/SOURCE.md), so the tests build them here
+No captured publication bytes are public (see tests/systems/ibmmq/fixtures/real/SOURCE.md), so the tests build them here
 in the documented layout: an MQCFH (9 MQLONGs: Type, StrucLength 36, Version 1, Command, MsgSeqNumber, Control,
 CompCode, Reason, ParameterCount) followed by MQCFIN (Type 3, StrucLength 16, Parameter, Value), MQCFIN64 (Type 23,
 StrucLength 24, Parameter, Reserved, Value), MQCFST (Type 4, StrucLength, Parameter, CodedCharSetId,
@@ -8,7 +8,7 @@ StringLength, String padded to a multiple of 4) and MQCFGR (Type 20, StrucLength
 members following), little-endian as on x86.  Which structures each message holds follows IBM's amqsrua sample
 (the fields it reads from CLASSES, TYPES, element metadata and data publications).  The classes, types, element
 ids, datatypes and descriptions are not made up: they are read from the genuine amqsrua debug trace of a 9.4.1
-queue manager (tests/fixtures/real/ibmmq/amqsrua_debug_metadata_9.4.1_perf0_cphtestp.txt).
+queue manager (tests/systems/ibmmq/fixtures/real/amqsrua_debug_metadata_9.4.1_perf0_cphtestp.txt).
 
 Not known from any public source and therefore chosen: the MQCFH Type and Command of these publications (the
 decoder, like amqsrua and mq-golang, ignores them), whether element values are MQCFIN or MQCFIN64 (both are
@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REAL_TRACE = (Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ibmmq"
+REAL_TRACE = (Path(__file__).resolve().parents[2] / "systems" / "ibmmq" / "fixtures" / "real"
               / "amqsrua_debug_metadata_9.4.1_perf0_cphtestp.txt")
 
 MQCFT_INTEGER, MQCFT_STRING, MQCFT_GROUP, MQCFT_INTEGER64, MQCFT_STATISTICS = 3, 4, 20, 23, 21

@@ -3,7 +3,7 @@
 Oracle fails it, instead of being answered from a fixture that matched it by substring.
 
 Column types come from ``schema.yaml`` beside this file (the HPOM tables as public tools that read them show
-them, see tests/fixtures/real/hpom/SOURCE.md; the V$ views as Oracle's reference documents them).  Types are
+them, see tests/systems/hpom/fixtures/real/SOURCE.md; the V$ views as Oracle's reference documents them).  Types are
 inferred bottom-up over sqlglot's tree; an expression whose type is not known is never an error.
 """
 

@@ -1,6 +1,6 @@
 """The filesystem collector's text back-end: df / bdf / mount text of HP-UX, Solaris, AIX and Linux.
 
-Every figure asserted for a file under tests/fixtures/real/filesystem/ was read off that file by eye (its KiB
+Every figure asserted for a file under tests/systems/filesystem/fixtures/real/ was read off that file by eye (its KiB
 column times 1024; SOURCE.md says where each file was published).  The short samples typed inline below are
 invented (figures made up, column layout as the platform prints it) and say so.
 """
@@ -21,9 +21,11 @@ from exporter.core.collector import Context
 from exporter.systems.filesystem import textparse as dp
 from exporter.systems.filesystem.collector import FilesystemCollector
 from exporter.systems.filesystem.settings import FilesystemSettings
-from tests.support import FIXTURES, collect
+from tests.support import collect
 
-REAL = FIXTURES / "real" / "filesystem"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REAL = FIXTURES / "real"
 K = 1024
 
 

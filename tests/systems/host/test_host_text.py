@@ -1,7 +1,7 @@
 """The host collector's text back-end: sar, vmstat and iostat text of HP-UX, Solaris, AIX and Linux.
 
-Every number asserted below was read off the fixture by eye (tests/fixtures/real/host_text/SOURCE.md says where
-each one comes from; tests/fixtures/host_text/ holds the invented awkward cases).
+Every number asserted below was read off the fixture by eye (tests/systems/host/fixtures/real/SOURCE.md says where
+each one comes from; tests/systems/host/fixtures/text/ holds the invented awkward cases).
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from exporter.machine.deadline import BoundedCall, Overdue
 from exporter.systems.host import textparse as tp
 from exporter.systems.host.collector import HostCollector
 from exporter.systems.host.settings import HostSettings
-from tests.support import FIXTURES, collect, running_under, shell_script
+from tests.support import collect, running_under, shell_script
 
-REAL = FIXTURES / "real" / "host_text"
-INVENTED = FIXTURES / "host_text"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REAL = FIXTURES / "real"
+INVENTED = FIXTURES / "text"
 
 
 def read(path: Path) -> str:
@@ -200,7 +202,8 @@ def test_linux_procps_vmstat_has_no_scan_rate():
                      "steal": approx(0.01)}
 
 
-# ---- invented awkward cases (tests/fixtures/host_text, labelled invented in SOURCE.md) -------------------------
+# ---- invented awkward cases (tests/systems/host/fixtures/text, labelled invented in SOURCE.md)
+# -------------------------
 def test_invented_solaris9_stacked_headers_of_three_options():
     r = tp.parse_sar(read(INVENTED / "solaris9_sar_udg_stacked.txt"))
     assert r.release == "5.9"

@@ -22,10 +22,12 @@ from exporter.core.collector import Context
 from exporter.systems.hpom.collector import HpomCollector
 from exporter.systems.hpom.settings import HpomSettings
 
-from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary, wait_for_comm
+from ...support import REPO, collect, install_fake_oracledb, require_binary, wait_for_comm
 from ...support import shell_script as _script
 
-SERVER = FIXTURES / "hpom_server"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+SERVER = FIXTURES / "server"
 FAKES = REPO / "tests" / "fakes"
 MTIME = 1_763_000_000  # fixed modification time for the queue files (golden output)
 QUEUES = {"msgmgrq": 123_456, "actreqq": 0, "actrespq": 2_048, "ctrlq": 512, "forwmgrq": 64, "ttnsq": 0,
@@ -407,7 +409,7 @@ def test_check_config_names_the_guide_row_a_queries_file_drops(tmp_path):
 
 
 # ---- golden exposition and the real exporter process ------------------------------------------------------
-GOLDEN = FIXTURES / "hpom_server.prom"
+GOLDEN = FIXTURES / "server.prom"
 VOLATILE = re.compile(r"^(middleware_hpom_(?:source|query)_duration_seconds\{[^}]*\}) .*$", re.M)
 
 

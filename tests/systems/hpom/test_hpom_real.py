@@ -1,4 +1,4 @@
-"""The HPOM parsers and collector on genuine published output (tests/fixtures/real/hpom/, SOURCE.md there says
+"""The HPOM parsers and collector on genuine published output (tests/systems/hpom/fixtures/real/, SOURCE.md there says
 where each file comes from and what a human reads in it): one test per sample, asserting what a human reads.
 
 - ``opcagt_status_oa12_stopped_starting.txt``: ``opcagt -status`` of a production Operations Agent 12 (same
@@ -36,10 +36,12 @@ from exporter.systems.hpom.settings import (
 )
 from exporter.systems.oracle.querymetrics import load_queries
 
-from ...support import FIXTURES, REPO, collect
+from ...support import REPO, collect
 from ...support import shell_script as _script
 
-REAL = FIXTURES / "real" / "hpom"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REAL = FIXTURES / "real"
 OPCAGT = REAL / "opcagt_status_oa12_stopped_starting.txt"
 OPCSV = REAL / "opcsv_status_omu9_hpsimintack.txt"
 COLUMNS = REAL / "opc_act_messages_columns.csv"

@@ -1,4 +1,4 @@
-"""Genuine published IBM MQ output (tests/fixtures/real/ibmmq/, described file by file in its SOURCE.md): one
+"""Genuine published IBM MQ output (tests/systems/ibmmq/fixtures/real/, described file by file in its SOURCE.md): one
 test per file asserting what a human reads in it, through the parsers and, where the output is what the runmqsc
 back-end would see, through that back-end and the collector with stand-in ``dspmq``/``runmqsc`` scripts that
 print the genuine text.
@@ -37,7 +37,7 @@ from exporter.systems.ibmmq.states import ROLES, qmgr_state, role_from_native_ha
 
 from ...support import collect
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ibmmq"
+REAL = Path(__file__).parent / "fixtures" / "real"
 COVERED: set[str] = set()  # files a test below reads; test_every_genuine_file_has_a_test checks them all
 
 

@@ -26,7 +26,7 @@ from ...fakes.ibmmq import publications as pub
 from ...support import collect
 from .test_ibmmq import ibmmq_module  # noqa: F401 - the fixture
 
-AMQSRUA = Path(__file__).resolve().parents[2] / "fixtures" / "mq" / "amqsrua"
+AMQSRUA = Path(__file__).parent / "fixtures" / "amqsrua"
 META = pub.real_metadata()
 
 
@@ -607,7 +607,7 @@ def test_exporter_backs_off_an_amqsrua_that_ends_at_once(tmp_path, start_exporte
 
     from ...support import PYTHON, shell_script
 
-    display = Path(__file__).resolve().parents[2] / "fixtures" / "mq" / "runmqsc"
+    display = Path(__file__).parent / "fixtures" / "runmqsc"
     amqsrua = tmp_path / "amqsrua"
     amqsrua.write_text(f"#!{PYTHON}\n" + AMQSRUA_ENDS_AT_ONCE)
     amqsrua.chmod(0o755)

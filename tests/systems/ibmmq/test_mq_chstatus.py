@@ -6,7 +6,7 @@ Channel Status not found.`` (nothing running: an empty answer).  Everything else
 answered (target up, queues stand), the ``chstatus`` source fails with an error naming what was seen, and the
 channels it could not read are neither reported as inactive definitions nor restarted counters.
 
-Genuine text: the captures in tests/fixtures/real/ibmmq (SOURCE.md), among them
+Genuine text: the captures in tests/systems/ibmmq/fixtures/real (SOURCE.md), among them
 ``runmqsc_display_chstatus_all_not_found_9.4.2.txt`` (AMQ8420I, MQ 9.4.2).  The unreadable answers below are
 INVENTED (no public capture of a garbled or rejected DISPLAY CHSTATUS was found): each is labelled where it is
 defined, with the message ids and texts of IBM's documentation ("Resolving problems with MQSC commands",
@@ -42,7 +42,7 @@ from .test_ibmmq import FakeAdapter
 from .test_mq_health_mqsc import _fake_from_captures
 from .test_mq_runmqsc import FIXTURES, StandIns
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ibmmq"
+REAL = Path(__file__).parent / "fixtures" / "real"
 NOT_FOUND = "runmqsc_display_chstatus_all_not_found_9.4.2.txt"  # genuine: AMQ8420I
 SVRCONN = "runmqsc_display_chstatus_all_svrconn_9.4.2.txt"  # genuine: one running SVRCONN
 RETRYING = "runmqsc_channel_chstatus_retrying_checkmk.txt"  # genuine: AMQ8414/AMQ8417 without the I suffix
@@ -139,7 +139,7 @@ def test_mixed_answer_keeps_what_it_read_and_fails():
 
 
 def test_output_cut_off_inside_the_answer():
-    """tests/fixtures/mq/runmqsc/truncated.txt ends inside its third channel status block (no STATUS yet)."""
+    """tests/systems/ibmmq/fixtures/runmqsc/truncated.txt ends inside its third channel status block (no STATUS yet)."""
     answer = chstatus((FIXTURES / "truncated.txt").read_text())
     assert [c.name for c in answer.channels] == ["QM1.TO.QM2", "QM2.TO.QM1"]
     assert answer.error is not None and answer.error.startswith(

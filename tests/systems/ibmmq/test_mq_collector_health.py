@@ -2,7 +2,7 @@
 (QueueStatus, ChannelState, ChannelDefinition, QmgrHealth) under mq_prometheus's names, the channel selection,
 inactive channels, the counters fed with differences, failed optional sources and the MAXHANDS cap of the
 statistics subscriptions.  Snapshots here are invented (a fake back-end); the end-to-end test at the bottom runs the
-runmqsc back-end on the genuine 9.4.2 captures (tests/fixtures/real/ibmmq, SOURCE.md)."""
+runmqsc back-end on the genuine 9.4.2 captures (tests/systems/ibmmq/fixtures/real, SOURCE.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from ...support import collect
 from .test_ibmmq_stats import fake_mq  # noqa: F401 - the fixture (stand-in ibmmq with MAXHANDS)
 from .test_mq_runmqsc import StandIns
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ibmmq"
+REAL = Path(__file__).parent / "fixtures" / "real"
 BERLIN = "Europe/Berlin"
 needs_tz = pytest.mark.skipif(BERLIN not in zoneinfo.available_timezones(), reason="no IANA time zone data")
 # 2025-05-12 08:00:00 in Berlin (CEST, UTC+2) = 06:00:00 UTC

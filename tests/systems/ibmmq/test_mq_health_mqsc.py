@@ -1,7 +1,7 @@
 """Issue 28 part A: every figure of the model read through the one MQSC keyword mapping (``mqscmap``), by both
 the runmqsc and the REST back-ends.
 
-Each genuine capture in ``tests/fixtures/real/ibmmq/`` (SOURCE.md) is read to the values a person reads off it,
+Each genuine capture in ``tests/systems/ibmmq/fixtures/real/`` (SOURCE.md) is read to the values a person reads off it,
 field by field.  The REST answers are built from the same captures' values in an INVENTED JSON shape (lower-case
 MQSC keywords; no genuine runCommandJSON answer is public, docs/notes/mq-health-design.md open question 3), so the
 REST test checks that both back-ends map the same values to the same model objects.
@@ -29,7 +29,7 @@ from exporter.systems.ibmmq.rest import RestBackend
 from ...fakes.mqweb import FakeChannel, FakeMqweb, FakeQmgr, FakeQueue
 from .test_mq_runmqsc import StandIns
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ibmmq"
+REAL = Path(__file__).parent / "fixtures" / "real"
 
 
 def blocks(name: str) -> list[dict[str, str]]:

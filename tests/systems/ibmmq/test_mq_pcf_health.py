@@ -1,6 +1,6 @@
 """The PCF back-end's health figures (issue 28) and PCF over TLS, at the driver boundary: the real IbmmqAdapter
 talks to the stand-in ``ibmmq`` module (tests/fakes/ibmmq), whose answers carry IBM's PCF parameter ids and the
-values of the genuine runmqsc captures in tests/fixtures/real/ibmmq/ (the PCF answers themselves are built here,
+values of the genuine runmqsc captures in tests/systems/ibmmq/fixtures/real/ (the PCF answers themselves are built here,
 not captured: no PCF capture of these commands is public).  The PCF and runmqsc back-ends must then give equal
 model objects."""
 
@@ -31,7 +31,7 @@ from exporter.systems.ibmmq.settings import IbmmqSettings
 from ...fakes import ibmmq as fake
 from .test_ibmmq import ibmmq_module  # noqa: F401 - the fixture (real ibmmq with its C part stubbed)
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ibmmq"
+REAL = Path(__file__).parent / "fixtures" / "real"
 
 
 def blocks(name: str) -> list[dict[str, str]]:

@@ -23,7 +23,7 @@ from exporter.systems.ibmmq.parse import (
 from exporter.systems.ibmmq.runmqsc import MQSC_COMMANDS, RunmqscBackend
 from exporter.systems.ibmmq.states import STATES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mq" / "runmqsc"
+FIXTURES = Path(__file__).parent / "fixtures" / "runmqsc"
 
 
 def fixture(name: str) -> str:

@@ -1,6 +1,6 @@
 """The mountstats collector (NFS client statistics) on genuine /proc/self/mountstats captures.
 
-Captures: tests/fixtures/real/mountstats/ (SOURCE.md). Each is laid out as a recorded procfs tree in tmp_path
+Captures: tests/systems/mountstats/fixtures/real/ (SOURCE.md). Each is laid out as a recorded procfs tree in tmp_path
 (``self -> 4242``, ``4242/mountstats``, ``4242/mountinfo``), read by the collector as it reads /proc, and by
 Debian's node_exporter 1.5.0 (``--collector.mountstats --path.procfs``) for the agreement test. The mountinfo of
 those machines was not published: ``_mountinfo`` invents one line per mount, with ``addr=`` from the entry's
@@ -26,9 +26,11 @@ from exporter.systems.mountstats import parse
 from exporter.systems.mountstats.collector import MountstatsCollector
 from exporter.systems.mountstats.settings import MountstatsSettings
 
-from ...support import FIXTURES, collect, free_port, stop_process
+from ...support import collect, free_port, stop_process
 
-REAL = FIXTURES / "real" / "mountstats"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REAL = FIXTURES / "real"
 V11 = REAL / "pcp-mountstats-4.18.0-105.el8.rpc-v1.1.qa"
 V10 = REAL / "pcp-mountstats-4.18.0-80.el8-rpc-v1.0.qa"
 RDMA = REAL / "pcp-mountstats-el8.7-rdma.qa"

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -26,9 +27,9 @@ from exporter.systems.oracle.collector import OracleCollector
 from exporter.systems.oracle.parse import int_option, mount_of, parse_options
 from exporter.systems.oracle.settings import GuideThresholds, OracleCollectorSettings
 
-from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
+from ...support import REPO, collect, install_fake_oracledb, require_binary
 
-FIX = FIXTURES / "oracle"
+FIX = Path(__file__).parent / "fixtures"
 FAKES = REPO / "tests" / "fakes"
 OPCDB = "opcdb.example:1521/openview"
 ERP = "erp.example:1521/erp"
@@ -278,7 +279,7 @@ def test_mount_lookup():
     assert mount_of("/var/tmp", mounts)[1] == "/"
 
 
-GOLDEN = FIXTURES / "oracle_two_databases.prom"
+GOLDEN = FIX / "oracle_two_databases.prom"
 VOLATILE = re.compile(r"^(middleware_oracle_(?:query_duration_seconds|collect_duration_seconds|source_duration_seconds)"
                       r"\{[^}]*\}) .*$", re.M)
 
@@ -437,7 +438,8 @@ def test_file_checks_run_at_the_first_collection_on_a_young_clock(fake_db):
 
 def test_nfs_checks_read_the_hosts_mount_table_not_the_exporters_own(fake_db, tmp_path):
     """The chart's DaemonSet mounts the node's /proc at /host/proc: /host/proc/mounts is a link to self/mounts, the
-    exporter container's own mount table (tests/fixtures/oracle/proc/mounts: overlay root, no NFS). PID 1's table
+    exporter container's own mount table (tests/systems/oracle/fixtures/proc/mounts: overlay root, no NFS). PID 1's
+    table
     (proc/1/mounts) is the host's."""
     samples, batch = _collect(_collector(_settings()))
     assert "mounts" not in batch.errors

@@ -3,8 +3,9 @@ by the same source as the ORA-KGL heap warnings (heapwarnings.py: one reader, on
 alertlog.py: each code once per message, at most max_error_codes distinct codes by name (the rest under "other"),
 bounded reads, rotation, and no re-count of the history after a restart.
 
-Genuine input: the alert-log excerpts in tests/fixtures/real/oracle (SOURCE.md there: 10.2.0.1 with three ORA-00600,
-11g ORA-07445 and ORA-04030 incidents, a 19c ORA-07445, two ORA-01555 lines).  Every other alert-log text below is
+Genuine input: the alert-log excerpts in tests/systems/oracle/fixtures/real (SOURCE.md there: 10.2.0.1 with three
+ORA-00600, 11g ORA-07445 and ORA-04030 incidents, a 19c ORA-07445, two ORA-01555 lines).  Every other alert-log text
+below is
 invented for the case and says so; the 200 MB log is generated in tmp_path (invented)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import sys
 import tracemalloc
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import yaml
@@ -24,9 +26,11 @@ from exporter.systems.oracle.collector import OracleCollector
 from exporter.systems.oracle.heapwarnings import HeapWarningSource, view_sql
 from exporter.systems.oracle.settings import HeapWarningSettings, OracleCollectorSettings
 
-from ...support import FIXTURES, REPO, collect, install_fake_oracledb
+from ...support import REPO, collect, install_fake_oracledb
 
-REAL = FIXTURES / "real" / "oracle"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REAL = FIXTURES / "real"
 GENUINE_10G = (REAL / "alert_log_kgl_heap_warning_10.2.0.1_with_ora600.txt").read_bytes()
 MIB = 1024 * 1024
 DSN = "alert.example:1521/orcl"
@@ -247,7 +251,7 @@ def test_200_mb_log_is_read_in_bounded_chunks_with_bounded_memory(tmp_path):  # 
 @pytest.fixture
 def alert_db(monkeypatch, tmp_path):
     fixture = tmp_path / "db.yaml"
-    base = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())["databases"]["erp.example:1521/erp"]
+    base = yaml.safe_load((FIXTURES / "db.yaml").read_text())["databases"]["erp.example:1521/erp"]
     queries = [q for q in base["queries"] if q["match"] not in ("AS start_utc", "FROM v$diag_alert_ext")]
     fixture.write_text(yaml.safe_dump({"databases": {DSN: {"queries": queries}}}))
     monkeypatch.setenv("ORA_ALERT_PW", "Tiger-Tiger-42")
@@ -271,7 +275,7 @@ def _collector(**heap) -> OracleCollector:
     settings = {"enabled": True, "databases": [{"name": "erp", "dsn": DSN, "user": "monitor",
                                                 "password_env": "ORA_ALERT_PW", "local_files": "no",
                                                 "heap_warnings": heap}]}
-    return OracleCollector(OracleCollectorSettings.model_validate(settings), Context(procfs=str(FIXTURES / "oracle")))
+    return OracleCollector(OracleCollectorSettings.model_validate(settings), Context(procfs=str(FIXTURES)))
 
 
 def _errors(samples: dict) -> dict[str, float]:

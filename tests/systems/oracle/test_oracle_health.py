@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -19,7 +20,9 @@ from exporter.systems.oracle.collector import OracleCollector
 from exporter.systems.oracle.querymetrics import QueryFile, interval_seconds, load_queries
 from exporter.systems.oracle.settings import OracleCollectorSettings
 
-from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
+from ...support import REPO, collect, install_fake_oracledb, require_binary
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 FAKES = REPO / "tests" / "fakes"
 DSN = "db.example:1521/svc"
@@ -106,7 +109,7 @@ OLD_10G = _variant(RAC_CDB, "10.2.0.5.0", None, {
 def _with_guide_rows(database: dict) -> dict:
     """The database plus the rows of the guide queries (redo, parameters, ...) of the two-database fixture's ERP
     database, so that only the figures under test differ."""
-    erp = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())["databases"]["erp.example:1521/erp"]
+    erp = yaml.safe_load((FIXTURES / "db.yaml").read_text())["databases"]["erp.example:1521/erp"]
     mine = {q["match"] for q in database["queries"]}
     guide = [q for q in erp["queries"] if q["match"] not in mine and q["match"] not in
              {h["match"] for h in RAC_CDB["queries"]}]
@@ -134,7 +137,7 @@ def _settings() -> dict:
 def _run(database: dict, fake) -> tuple[dict, object]:
     fake(database)
     collector = OracleCollector(OracleCollectorSettings.model_validate(_settings()),
-                                Context(procfs=str(FIXTURES / "oracle" / "proc")))
+                                Context(procfs=str(FIXTURES / "proc")))
     return collect(collector)
 
 

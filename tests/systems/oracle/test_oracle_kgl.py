@@ -2,8 +2,8 @@
 (through the DB-API stand-in, tests/fakes/oracledb, which type-checks every statement against the view's documented
 column types) and from the text alert log (read incrementally from a file in tmp_path).
 
-Genuine input: the alert-log excerpts in tests/fixtures/real/oracle (SOURCE.md there).  Every other alert-log text
-below (rotation, truncation, a half-written line, an over-long line, non-UTF-8 bytes) is invented for the case and
+Genuine input: the alert-log excerpts in tests/systems/oracle/fixtures/real (SOURCE.md there).  Every other alert-log
+text below (rotation, truncation, a half-written line, an over-long line, non-UTF-8 bytes) is invented for the case and
 says so."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -24,9 +25,11 @@ from exporter.systems.oracle.heapwarnings import START_SQL, HeapWarningSource, v
 from exporter.systems.oracle.parse import HeapWarning, alert_log_heap_warnings, heap_warnings
 from exporter.systems.oracle.settings import HeapWarningSettings, OracleCollectorSettings
 
-from ...support import FIXTURES, REPO, collect, install_fake_oracledb
+from ...support import REPO, collect, install_fake_oracledb
 
-REAL = FIXTURES / "real" / "oracle"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REAL = FIXTURES / "real"
 DSN = "kgl.example:1521/orcl"
 PASSWORD = "Tiger-Tiger-42"
 K = 1024
@@ -213,7 +216,7 @@ MSG = "Memory Notification: Library Cache Object loaded into SGA\nHeap size {}K 
 @pytest.fixture
 def kgl_db(monkeypatch, tmp_path):
     fixture = tmp_path / "db.yaml"
-    base = yaml.safe_load((FIXTURES / "oracle" / "db.yaml").read_text())["databases"]["erp.example:1521/erp"]
+    base = yaml.safe_load((FIXTURES / "db.yaml").read_text())["databases"]["erp.example:1521/erp"]
     queries = [q for q in base["queries"] if q["match"] not in ("AS start_utc", "FROM v$diag_alert_ext")]
     fixture.write_text(yaml.safe_dump({"databases": {DSN: {"queries": queries}}}))
     monkeypatch.setenv("ORA_MONITOR_PW", PASSWORD)
@@ -237,7 +240,7 @@ def _collector(**heap) -> OracleCollector:
     settings = {"enabled": True, "databases": [{"name": "kgl", "dsn": DSN, "user": "monitor",
                                                 "password_env": "ORA_MONITOR_PW", "local_files": "no",
                                                 "heap_warnings": heap}]}
-    return OracleCollector(OracleCollectorSettings.model_validate(settings), Context(procfs=str(FIXTURES / "oracle")))
+    return OracleCollector(OracleCollectorSettings.model_validate(settings), Context(procfs=str(FIXTURES)))
 
 
 def _get(samples: dict, name: str, **labels):

@@ -51,7 +51,7 @@ V_VIEWS = {
                    "instance_role", "active_state", "blocked"},
 }
 # ORA-KGL: V$DIAG_ALERT_EXT (11g and later; documented from 12.2) as Oracle Database Reference 12c Release 2 and 19c
-# list its columns (tests/fixtures/real/oracle/SOURCE.md); MESSAGE_TEXT is further down the same table than the
+# list its columns (tests/systems/oracle/fixtures/real/SOURCE.md); MESSAGE_TEXT is further down the same table than the
 # stored excerpts reach and is the column every published query of the view reads.  DUAL for the start time.
 DIAG_VIEWS = {
     "v$diag_alert_ext": {"addr", "indx", "inst_id", "con_id", "adr_path_idx", "adr_home", "originating_timestamp",

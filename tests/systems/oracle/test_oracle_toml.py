@@ -1,5 +1,5 @@
 """Drop-in migration from Oracle's exporter (oracle-db-appdev-monitoring) and iamseth's oracledb_exporter: their
-published custom-metrics TOML files (tests/fixtures/real/oracle/toml, SOURCE.md there) read as they are and run
+published custom-metrics TOML files (tests/systems/oracle/fixtures/real/toml, SOURCE.md there) read as they are and run
 through the DB-API stand-in (tests/fakes/oracledb) with rows shaped like each statement's columns; the series names
 are those docs/notes/oracle-health-design.md (sections 1-3) lists.  The rows are invented; the SQL is the
 published one.  The stand-in type-checks every statement against tests/fakes/oracledb/schema.yaml: the views of
@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -22,11 +23,13 @@ from exporter.systems.oracle.collector import OracleCollector
 from exporter.systems.oracle.settings import OracleCollectorSettings
 from exporter.systems.oracle.tomlmetrics import clean_name, load_metric_files, load_toml, parse_go_duration
 
-from ...support import FIXTURES, REPO, collect, install_fake_oracledb, require_binary
+from ...support import REPO, collect, install_fake_oracledb, require_binary
 
-TOML = FIXTURES / "real" / "oracle" / "toml"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+TOML = FIXTURES / "real" / "toml"
 FAKES = REPO / "tests" / "fakes"
-PROC = FIXTURES / "oracle" / "proc"
+PROC = FIXTURES / "proc"
 OPCDB = "opcdb.example:1521/openview"
 ERP = "erp.example:1521/erp"
 
