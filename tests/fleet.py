@@ -37,18 +37,8 @@ FAKEHOST = Path(__file__).resolve().parent / "fakehost.py"
 BEHAVIOURS = ("healthy", "slow", "hung", "refusing")
 
 
-def _captures(system: str, old: str) -> Path:
-    """The genuine captures of ``system``: beside its tests (the layout being introduced) or where they were."""
-    for candidate in (REPO / "tests" / "systems" / system / "fixtures" / "real",
-                      REPO / "tests" / "fixtures" / "real" / old):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"no genuine captures for {system} under tests/systems/{system}/fixtures/real or "
-                            f"tests/fixtures/real/{old}")
-
-
-HOST_TEXT = _captures("host", "host_text")
-FILESYSTEM = _captures("filesystem", "filesystem")
+HOST_TEXT = REPO / "tests" / "systems" / "host" / "fixtures" / "real"  # genuine captures, SOURCE.md beside them
+FILESYSTEM = REPO / "tests" / "systems" / "filesystem" / "fixtures" / "real"
 
 # platform -> (host-name prefix, tool -> (captures directory, file)); SOURCE.md beside each file says where it
 # was published.  A tool a platform has no usable capture for is absent (its module does not run it).

@@ -257,9 +257,5 @@ def install_fake_oracledb(monkeypatch, fixture: Path, log: Path) -> None:
 
 
 def real_oracle_fixture(name: str) -> Path:
-    """A genuine Oracle capture, wherever it is this session: beside its tests (tests/systems/oracle/fixtures/real,
-    where the fixtures are moving) or in the older tests/fixtures/real/oracle."""
-    for folder in (REPO / "tests" / "systems" / "oracle" / "fixtures" / "real", FIXTURES / "real" / "oracle"):
-        if (folder / name).exists():
-            return folder / name
-    raise FileNotFoundError(f"{name}: in neither tests/systems/oracle/fixtures/real nor tests/fixtures/real/oracle")
+    """A genuine Oracle capture (SOURCE.md beside it)."""
+    return system_fixtures("oracle") / "real" / name

@@ -19,16 +19,13 @@ from pathlib import Path
 import pytest
 
 from ..sshd import LoopbackSshd
-from ..support import FIXTURES, REPO
+from ..support import REPO, system_fixtures
 
 pytestmark = pytest.mark.integration
 
 
 def _capture(name: str) -> Path:
-    for folder in (REPO / "tests" / "systems" / "host" / "fixtures" / "real", FIXTURES / "real" / "host_text"):
-        if (folder / name).exists():
-            return folder / name
-    raise FileNotFoundError(name)
+    return system_fixtures("host") / "real" / name
 
 
 # host -> its genuine uptime capture (SOURCE.md beside the captures) and the load averages a person reads there

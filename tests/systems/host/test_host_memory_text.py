@@ -16,12 +16,10 @@ from exporter.systems.host import memparse as mp
 from exporter.systems.host import textparse as tp
 from exporter.systems.host.collector import HostCollector
 from exporter.systems.host.settings import HostSettings
-from tests.support import FIXTURES, collect
+from tests.support import collect
 
 REAL = Path(__file__).parent / "fixtures" / "real"
-OLDER = FIXTURES / "real" / "host_text"  # the sar/vmstat captures read by test_host_text.py
-if not OLDER.is_dir():  # moved beside the tests (this session's fixture move)
-    OLDER = REAL
+OLDER = REAL  # the sar/vmstat captures test_host_text.py reads too
 
 KIB, MIB = 1024, 1024 ** 2
 NO_TARGET = (("target", ""),)  # the text back-end's own gauges declare the label; /proc's names take it when set

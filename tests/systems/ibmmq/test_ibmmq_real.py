@@ -540,7 +540,9 @@ def test_every_genuine_file_has_a_test_and_a_source_entry():
     source = (REAL / "SOURCE.md").read_text()
     assert all(f"`{name}`" in source for name in files), sorted(n for n in files if f"`{n}`" not in source)
     # the tests above read every file (run in this module's order, this one last)
-    missing = files - COVERED
+    # ... or a test module of their own beside this one names them (issue 39's captures)
+    others = "".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py") if p.name != Path(__file__).name)
+    missing = {name for name in files - COVERED if name not in others}
     if missing and len(COVERED) < 5:
         pytest.skip("run with the rest of the module to check coverage")
     assert not missing, sorted(missing)

@@ -15,8 +15,8 @@ and through the PCF back-end (the fake ``ibmmq`` module of tests/fakes).
 
 Genuine text: tests/systems/ibmmq/fixtures/real (SOURCE.md there: mqfellow's DIS CHS(*) ALL sessions with
 MONCHL(OFF), SECPROT(TLSV12), STATUS(BINDING) SUBSTATE(NETCONNECT)) and the older captures (Checkmk's QSTATUS with
-QTIME(999999999, 999999999) and MSGAGE(2201), Checkmk's dspmq ``ENDED IMMEDIATELY``), wherever the fixture move
-put them (:func:`genuine`).  Text built here is INVENTED and says so where it is built.
+QTIME(999999999, 999999999) and MSGAGE(2201), Checkmk's dspmq ``ENDED IMMEDIATELY``), in the same
+folder (:func:`genuine`).  Text built here is INVENTED and says so where it is built.
 """
 
 from __future__ import annotations
@@ -42,8 +42,7 @@ from .test_mq_pcf_health import SVRCONN_942, mq, pcf_snapshot  # noqa: F401 - mq
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-# genuine captures: this test's own folder first; the older ones wherever the fixture move has put them
-_GENUINE_DIRS = (HERE / "fixtures" / "real", ROOT / "tests" / "fixtures" / "real" / "ibmmq")
+GENUINE = HERE / "fixtures" / "real"  # genuine captures, SOURCE.md beside them
 QMGR = "QM1"
 
 # IBM's numbers (cmqc.h / cmqcfc.h, as mq-golang's ibmmq package and the ibmmq Python package carry them) for the
@@ -61,11 +60,8 @@ IBM_STATUSES = {
 
 
 def genuine(name: str) -> str:
-    """A genuine capture by file name, from whichever folder holds it (the fixture move is under way)."""
-    for folder in _GENUINE_DIRS:
-        if (folder / name).is_file():
-            return (folder / name).read_text()
-    raise FileNotFoundError(f"{name}: in none of {[str(d) for d in _GENUINE_DIRS]}")
+    """A genuine capture by file name."""
+    return (GENUINE / name).read_text()
 
 
 class StandIn:
@@ -202,6 +198,18 @@ def test_monchl_off_figures_are_absent_not_zero(tmp_path):
                  "ibmmq_channel_nettime_long", "ibmmq_channel_batchsz_short", "ibmmq_channel_batchsz_long"):
         assert series(samples, name) == {}, name
     assert series(samples, "middleware_ibmmq_channel_monitoring_enabled") == {"QMR01.QM01": 0}
+
+
+def test_a_retrying_sender_without_an_mca_reads_as_retrying_with_no_substate_and_no_measurements(tmp_path):
+    """mqfellow's genuine DIS CHSTATUS after REFRESH SECURITY: sender QMR01.QM01 STATUS(RETRYING), MCASTAT(NOT
+    RUNNING), blank SUBSTATE( ), SECPROT(NONE), MONCHL(OFF): retrying (5, not stopped), no substate series, no
+    measured times, no TLS negotiated (0)."""
+    samples = StandIn(tmp_path, RUNNING, genuine("runmqsc_dis_chstatus_retrying_mqfellow.txt")).samples()
+    assert series(samples, "ibmmq_channel_status") == {"QMR01.QM01": 5}
+    assert series(samples, "ibmmq_channel_substate") == {}
+    assert series(samples, "ibmmq_channel_nettime_short") == {}
+    assert series(samples, "ibmmq_channel_xmitq_time_long") == {}
+    assert series(samples, "ibmmq_channel_security_protocol") == {"QMR01.QM01": 0}
 
 
 def test_monchl_on_figures_are_kept(tmp_path):

@@ -21,12 +21,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def fixture(name: str) -> str:
-    """A genuine capture, wherever the fixture move of this session has put it (beside the tests, or the old
-    tests/fixtures/real/ibmmq)."""
-    for folder in (HERE / "fixtures" / "real", HERE.parents[1] / "fixtures" / "real" / "ibmmq"):
-        if (folder / name).is_file():
-            return (folder / name).read_text()
-    raise FileNotFoundError(f"{name}: in neither fixtures folder")
+    """A genuine capture (SOURCE.md beside it)."""
+    return (HERE / "fixtures" / "real" / name).read_text()
 
 
 NHA = "runmqsc_display_qmstatus_nativeha_3_instances_vks_2026.txt"
