@@ -115,6 +115,16 @@
       oracle_dataguard_apply_lag_seconds: 900,
       oracle_asm_usable_ratio: 0.1,
       oracle_internal_errors_per_15m: 3,
+      // issue 39. Seconds since the standby last received data from its source (V$DATAGUARD_STATS.DATUM_TIME):
+      // the primary sends redo, or a heartbeat when idle, every few seconds.
+      oracle_dataguard_datum_age_warning_seconds: 600,
+      oracle_dataguard_datum_age_critical_seconds: 3600,
+      // The base of the incrementals: a weekly level 0, a day late allowed.
+      oracle_backup_level0_max_age_seconds: 8 * 86400,
+      // TEMP in use by sessions (allocated-but-free extents not counted) and UNDO held by running transactions
+      // (ACTIVE extents), each of the autoextend maximum.
+      oracle_temp_used_ratio: 0.9,
+      oracle_undo_active_ratio: 0.8,
       // process
       process_fd_ratio: 0.9,
       // vhi

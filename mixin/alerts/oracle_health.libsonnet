@@ -5,10 +5,13 @@
 // sections 5 and 8. Thresholds: middleware:threshold:oracle_* (mixin/rules/oracle.libsonnet, values in
 // config.libsonnet). Runbooks: docs/runbooks/oracle.md. Tests: tests/rules/oracle_health.test.yml.
 //
-// Tablespaces: only contents="PERMANENT" is watched. UNDO's used bytes count expired undo (DBA_TABLESPACE_USAGE_
-// METRICS), so a healthy autoextend UNDO sits at its maximum; ORA-30036 shows in the alert log instead. TEMP's use
-// is the sorts and hash joins in flight: it rises and falls within a batch, and running out fails the one
-// statement (ORA-01652, logged in the alert log), never the database; a prediction on it would fire every night.
+// Tablespaces: the prediction and "almost full" watch contents="PERMANENT" only. UNDO's used bytes there count
+// expired undo (DBA_TABLESPACE_USAGE_METRICS), so a healthy autoextend UNDO sits at its maximum; TEMP's use is the
+// sorts and hash joins in flight: it rises and falls within a batch, and running out fails the one statement
+// (ORA-01652), never the database; a prediction on it would fire every night. Issue 39 gives each its own rule
+// with its own "used": TEMP in use now (allocated-but-free extents are reusable) held high for half an hour, or
+// ORA-01652 in the alert log; UNDO held by running transactions (ACTIVE extents: ORA-30036 when they fill it).
+// UNEXPIRED undo is not alerted on: Oracle tunes undo_retention to fill a fixed-size UNDO with it by design.
 
 local utils = import '../lib/utils.libsonnet';
 
@@ -190,6 +193,113 @@ local utils = import '../lib/utils.libsonnet';
         }}{{ end }}, apply {{ with query "middleware:threshold:oracle_dataguard_apply_lag_seconds" }}{{ . | first
         | value | humanizeDuration }}{{ end }}).
       |||,
+    ),
+  ] + [
+    // Issue 39. DATUM_TIME is when the standby last received data from its source (redo, or the heartbeat the
+    // source sends when idle); the lag figures freeze at their last value when nothing arrives, its age keeps
+    // growing. Nothing received means a failover now loses everything since: a warning after 10 minutes, critical
+    // after an hour (someone must restore transport before the primary fails). Per source (18c+ far sync,
+    // cascades): max by the source.
+    rule(
+      'MiddlewareOracleStandbyNotReceiving', s.severity, '5m',
+      |||
+        max by (%(on)s, source_db_unique_name) (
+          middleware_oracle_dataguard_datum_age_seconds{%(sel)s, name="transport_lag"}
+        ) > on () group_left () middleware:threshold:oracle_dataguard_datum_age_%(severity)s_seconds
+      ||| % { sel: sel, on: on, severity: s.severity },
+      'Oracle Data Guard standby receives nothing from its primary.',
+      |||
+        Standby database {{ $labels.database }} ({{ $labels.instance }}) last received data{{ with
+        $labels.source_db_unique_name }} from {{ . }}{{ end }} {{ $value | humanizeDuration }} ago (V$DATAGUARD_STATS
+        DATUM_TIME; alert above %s). Its lag figures are frozen at their last value; a failover now would lose
+        every transaction since. Check the primary's archive destination (middleware_oracle_archive_dest_error),
+        the network and the standby's RFS processes.
+      ||| % t('oracle_dataguard_datum_age_%s_seconds' % s.severity, 'humanizeDuration'),
+    )
+    for s in [{ severity: 'warning' }, { severity: 'critical' }]
+  ] + [
+    // Apply stopped (MRP0 not running) on a physical standby: the apply lag turns NULL, so the lag alert cannot
+    // see it. Redo still arrives (StandbyNotReceiving watches that, the data is safe: RPO held) but piles up
+    // unapplied: a failover would first apply the whole backlog (RTO grows by the hour) and an Active Data Guard
+    // standby serves ever older data. Warning: no data is lost and it waits for the working day; 30 minutes
+    // keeps a planned restart of apply (patching, a broker reconfiguration) quiet.
+    rule(
+      'MiddlewareOracleStandbyApplyStopped', 'warning', '30m',
+      |||
+        (middleware_oracle_dataguard_apply_running{%(sel)s} == 0)
+          and on (%(on)s) middleware_oracle_dataguard_info{%(sel)s, database_role="PHYSICAL STANDBY"}
+      ||| % { sel: sel, on: on },
+      'Oracle physical standby does not apply redo.',
+      |||
+        Physical standby database {{ $labels.database }} ({{ $labels.instance }}) has had no managed recovery
+        process (MRP0) for 30 minutes: redo is received but not applied, its apply lag is unknown (NULL) and grows,
+        and a failover would first have to apply the backlog. Start it with ALTER DATABASE RECOVER MANAGED STANDBY
+        DATABASE DISCONNECT (or the broker's EDIT DATABASE ... SET STATE='APPLY-ON').
+      |||,
+    ),
+    // "DB INCR" is level 0 and level 1 alike; a level 1 chain without a recent level 0 makes restores long, and
+    // with none left in the control file the incrementals have no base.
+    rule(
+      'MiddlewareOracleBackupLevel0TooOld', 'warning', '30m',
+      |||
+        middleware_oracle_backup_incremental_last_success_age_seconds{%(sel)s, level="0"}
+          > on () group_left () middleware:threshold:oracle_backup_level0_max_age_seconds
+        or
+        (
+          middleware_oracle_backup_incremental_last_success_age_seconds{%(sel)s, level="1"}
+            unless on (%(on)s) middleware_oracle_backup_incremental_last_success_age_seconds{%(sel)s, level="0"}
+        )
+      ||| % { sel: sel, on: on },
+      'Oracle RMAN incremental backups without a recent level 0.',
+      |||
+        Database {{ $labels.database }} ({{ $labels.instance }}): {{ if eq $labels.level "0" }}the last successful
+        level 0 backup ended {{ $value | humanizeDuration }} ago (allowed: %s){{ else }}level 1 backups run (the last
+        {{ $value | humanizeDuration }} ago) but the control file records no successful level 0 they build on{{ end
+        }}. A restore needs the level 0 and every level 1 since.
+      ||| % t('oracle_backup_level0_max_age_seconds', 'humanizeDuration'),
+    ),
+    rule(
+      'MiddlewareOracleTempSpaceLow', 'warning', '30m',
+      |||
+        middleware_oracle_tablespace_used_bytes{%(sel)s, contents="TEMPORARY"}
+          / (middleware_oracle_tablespace_max_bytes{%(sel)s, contents="TEMPORARY"} > 0)
+          > on () group_left () middleware:threshold:oracle_temp_used_ratio
+      ||| % { sel: sel },
+      'Oracle temporary tablespace nearly exhausted for half an hour.',
+      |||
+        Sessions of database {{ $labels.database }} ({{ $labels.instance }}) have held {{ $value |
+        humanizePercentage }} of temporary tablespace {{ $labels.tablespace }}{{ with $labels.container }} of
+        container {{ . }}{{ end }} (of its autoextend maximum; extents allocated but free are not counted) for 30
+        minutes, above %s. The next large sort or hash join fails with ORA-01652.
+      ||| % t('oracle_temp_used_ratio', 'humanizePercentage'),
+    ),
+    rule(
+      'MiddlewareOracleTempSpaceErrors', 'warning', '0m',
+      'round(increase(middleware_oracle_alert_errors_total{%s, code="ORA-01652"}[1h])) >= 1' % sel,
+      'Oracle statements failed for lack of temporary space (ORA-01652).',
+      |||
+        Database {{ $labels.database }} ({{ $labels.instance }}) logged {{ $value | printf "%.0f" }} ORA-01652
+        ("unable to extend temp segment") in its alert log in the last hour: those statements failed. The alert log
+        names the tablespace (a TEMP tablespace too small, or a permanent one during an index build).
+      |||,
+    ),
+    rule(
+      'MiddlewareOracleUndoActiveHigh', 'warning', '15m',
+      |||
+        sum by (%(on)s, container, tablespace) (middleware_oracle_undo_extent_bytes{%(sel)s, status="ACTIVE"})
+          / on (%(on)s, container, tablespace) (
+            max by (%(on)s, container, tablespace) (middleware_oracle_tablespace_max_bytes{%(sel)s, contents="UNDO"}) > 0
+          )
+          > on () group_left () middleware:threshold:oracle_undo_active_ratio
+      ||| % { sel: sel, on: on },
+      'Oracle UNDO tablespace filling with active transactions.',
+      |||
+        Running transactions of database {{ $labels.database }} ({{ $labels.instance }}) hold {{ $value |
+        humanizePercentage }} of UNDO tablespace {{ $labels.tablespace }}{{ with $labels.container }} of container
+        {{ . }}{{ end }} (ACTIVE extents, of its autoextend maximum; alert above %s) for 15 minutes. When active undo
+        fills it, transactions fail with ORA-30036; before that, unexpired undo is overwritten and long queries
+        get ORA-01555. Look for a long-running or stuck transaction (V$TRANSACTION).
+      ||| % t('oracle_undo_active_ratio', 'humanizePercentage'),
     ),
     // Usable = free minus the reserve needed to restore redundancy after losing a failure group; usable_file < 0
     // means that reserve is already eaten. A dismounted group (total 0) is left out by the division.

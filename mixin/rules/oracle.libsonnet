@@ -38,6 +38,12 @@ local utils = import '../lib/utils.libsonnet';
             'oracle_dataguard_apply_lag_seconds',
             'oracle_asm_usable_ratio',
             'oracle_internal_errors_per_15m',
+            // issue 39
+            'oracle_dataguard_datum_age_warning_seconds',
+            'oracle_dataguard_datum_age_critical_seconds',
+            'oracle_backup_level0_max_age_seconds',
+            'oracle_temp_used_ratio',
+            'oracle_undo_active_ratio',
           ]
         ],
       },

@@ -50,6 +50,7 @@ INTERVAL = 2.0  # scrape and evaluation interval (s)
 # the exporter's run: every 4 s, each ssh command killed after 3 s (a handshake and a Python start take 0.7 s on
 # a loaded 2-core machine, and a run starts its commands at once)
 RUN, COMMAND_TIMEOUT = 4.0, 3.0
+PROBE_TIMEOUT = 10.0  # the shards' module timeout (its collectors get a second less, each command two less)
 BACKSTOP = 150.0  # the longest any wait here may take on a loaded machine before the test gives up
 
 
@@ -253,8 +254,10 @@ def test_two_shards_read_the_fleet_through_probe(tmp_path, start_exporter):
             Stack(tmp_path / "stack", scaled_rules(tmp_path, FACTOR), f"{INTERVAL:g}s") as stack:
         targets = tmp_path / "targets.yml"
         targets.write_text(yaml.safe_dump(inventory(fleet)))
-        config = yaml.safe_dump(shard_config(fleet, targets, timeout=RUN + 1, freshness=1,  # collectors: RUN
-                                             command_timeout=COMMAND_TIMEOUT))
+        # generous limits: a shard reads every host back to back here (probes every 2 s), 16 hosts' commands at
+        # once on a loaded machine; the probes are answered from the collections read ahead, not held by them
+        config = yaml.safe_dump(shard_config(fleet, targets, timeout=PROBE_TIMEOUT, freshness=1,
+                                             command_timeout=PROBE_TIMEOUT - 2))
         shards = [start_exporter(config=config), start_exporter(config=config)]
         # the shards' jobs must match the rules' job=~"middleware.*"
         stack.add_agent(_shard_scrape_configs(shards, 2, f"{INTERVAL:g}s"), f"{INTERVAL:g}s")

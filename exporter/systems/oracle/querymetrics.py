@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from ...core.configfiles import NESTED_TOO_DEEPLY, check_shape, read_file
 from ...core.metrics import LABEL_NAME_RE, MetricBatch, MetricSpec
 from ...core.settings import Duration, StrictModel
-from .client import DatabaseUnavailable, OracleClient, error_text
+from .client import BROKEN_SESSION_ERRORS, DatabaseUnavailable, OracleClient, error_code, error_text
 
 # The label of per-instance metrics (RAC): the instance number, as GV$ views name it (INST_ID) and as Oracle's own
 # exporter (oracle-db-appdev-monitoring) labels its per-instance metrics.  Not `instance`: Prometheus uses that for
@@ -35,6 +35,13 @@ INSTANCE_SQL = "SELECT SYS_CONTEXT('USERENV', 'INSTANCE') AS inst_id FROM dual"
 VERSION_SQL = "SELECT version FROM v$instance"
 # Where the session is (cdb: true / false queries; 12.1+): 0 a non-CDB, 1 the root of a CDB, >1 a PDB.
 CON_ID_SQL = "SELECT SYS_CONTEXT('USERENV', 'CON_ID') AS con_id FROM dual"
+# Whether the database keeps files in ASM (asm: true queries), read once per session: its data, control and online
+# redo files named '+DISKGROUP/...'.  Asking V$ASM_* views of a database without ASM writes a trace file per query
+# (oracledb_exporter issue 151); these three views are plain control-file views, readable in MOUNT too.
+ASM_SQL = """SELECT (SELECT COUNT(*) FROM v$datafile WHERE name LIKE '+%')
+       + (SELECT COUNT(*) FROM v$controlfile WHERE name LIKE '+%')
+       + (SELECT COUNT(*) FROM v$logfile WHERE member LIKE '+%') AS asm_files
+  FROM dual"""
 VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
 
 
@@ -45,9 +52,12 @@ def version_tuple(text: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class ServerFacts:
-    """What a session's server is: its version (text as the server gives it) and, 12.1+, its container id."""
+    """What a session's server is: its version (text as the server gives it), 12.1+ its container id, and whether
+    the database keeps files in ASM (None: not asked, or the answer could not be had; ``asm_error`` says why)."""
     version: str
     con_id: int | None = None
+    asm: bool | None = None
+    asm_error: str | None = None
 
     @property
     def where(self) -> str:
@@ -104,6 +114,8 @@ class QuerySpec(StrictModel):
     # Multitenant (12.1+): true = only on a session in the root of a CDB (CDB_* views, CON_ID); false = only on a
     # non-CDB or inside a PDB (DBA_* views); unset = anywhere.
     cdb: bool | None = None
+    # ASM: true = only where the database keeps files in ASM (ASM_SQL, once per session); false = only where not.
+    asm: bool | None = None
     metrics: list[MetricColumn] = Field(..., min_length=1)
 
     @field_validator("min_version", "max_version", mode="before")
@@ -117,7 +129,8 @@ class QuerySpec(StrictModel):
 
     @property
     def conditional(self) -> bool:
-        return self.min_version is not None or self.max_version is not None or self.cdb is not None
+        return (self.min_version is not None or self.max_version is not None or self.cdb is not None
+                or self.asm is not None)
 
     def skip_reason(self, facts: ServerFacts) -> str | None:
         """Why this query does not run on that server, or None if it does."""
@@ -130,12 +143,19 @@ class QuerySpec(StrictModel):
             return f"needs a session in the root of a CDB; this session is in {facts.where}"
         if self.cdb is False and facts.con_id == 1:
             return "not for the root of a CDB (the CDB variant runs there)"
+        if self.asm is not None and facts.asm is None:
+            return f"cannot tell whether the database uses ASM: {facts.asm_error or 'not asked'}"
+        if self.asm is True and not facts.asm:
+            return "the database keeps no files in ASM (no data, control or redo file named +DISKGROUP/...)"
+        if self.asm is False and facts.asm:
+            return "the database keeps files in ASM (the ASM variant runs)"
         return None
 
     def overlaps(self, other: "QuerySpec") -> bool:
         low = max(version_tuple(self.min_version or "0"), version_tuple(other.min_version or "0"))
         high = min(version_tuple(self.max_version or "999"), version_tuple(other.max_version or "999"))
-        return low < high and (self.cdb is None or other.cdb is None or self.cdb == other.cdb)
+        return (low < high and (self.cdb is None or other.cdb is None or self.cdb == other.cdb)
+                and (self.asm is None or other.asm is None or self.asm == other.asm))
 
     @model_validator(mode="after")
     def _instance_label_free(self) -> "QuerySpec":
@@ -284,7 +304,7 @@ class QueryRunner:
         ]
         if self._conditional:  # only where a query can be skipped (not HPOM's file)
             specs.append(MetricSpec(f"{self.prefix}_skipped", "gauge", "1 if the query did not run because the "
-                                    "server lacks what it needs (min_version, max_version, cdb), with the reason; "
+                                    "server lacks what it needs (min_version, max_version, cdb, asm), with the reason; "
                                     "its success is then 1.", const + ("query", "reason")))
         for query in self.queries:
             instance = (INSTANCE_LABEL,) if query.per_instance else ()
@@ -389,24 +409,31 @@ class QueryRunner:
         variants = self._variants[query.name]
         if len(variants) == 1 and not query.conditional:
             return query, None  # the query as self.queries holds it now
-        facts = self.facts(client, conn, need_con_id=any(v.cdb is not None for v in variants))
+        facts = self.facts(client, conn, need_con_id=any(v.cdb is not None for v in variants),
+                           need_asm=any(v.asm is not None for v in variants))
         reasons = []
         for variant in variants:
             reason = variant.skip_reason(facts)
             if reason is None:
                 return variant, None
             reasons.append(reason)
+        too_old = [v for v in variants if v.min_version and version_tuple(facts.version) < version_tuple(v.min_version)]
+        if len(too_old) == len(variants):  # older than every variant: the lowest release that would do
+            return None, min(too_old, key=lambda v: version_tuple(v.min_version or "0")).skip_reason(facts)
         return None, reasons[0] if len(set(reasons)) == 1 else "; ".join(dict.fromkeys(reasons))
 
-    def facts(self, client: OracleClient, conn: Any, need_con_id: bool = False) -> ServerFacts:
-        """The session's server version (connection.version, else V$INSTANCE.VERSION) and, 12.1+ and when a query
-        needs it, its container id: read once per session."""
+    def facts(self, client: OracleClient, conn: Any, need_con_id: bool = False,
+              need_asm: bool = False) -> ServerFacts:
+        """The session's server version (connection.version, else V$INSTANCE.VERSION), 12.1+ and when a query needs
+        it its container id, and when a query needs it whether the database uses ASM: each read once per session
+        (a new session, after a reconnect or a failover, asks again)."""
         try:
             known = self._facts.get(conn)
         except TypeError:  # a connection type without weak references: read every time
             known = None
-        if known is not None and (known.con_id is not None or not need_con_id
-                                  or version_tuple(known.version) < (12, 1)):
+        con_id_known = known is not None and (known.con_id is not None or version_tuple(known.version) < (12, 1))
+        asm_known = known is not None and (known.asm is not None or known.asm_error is not None)
+        if known is not None and (con_id_known or not need_con_id) and (asm_known or not need_asm):
             return known
         version = known.version if known else getattr(conn, "version", None)
         if not version:
@@ -414,16 +441,33 @@ class QueryRunner:
             version = str(rows[0][0]).strip() if rows and rows[0][0] is not None else ""
             if not version:
                 raise ValueError("the server's version (V$INSTANCE.VERSION) is empty")
-        con_id = None
-        if need_con_id and version_tuple(version) >= (12, 1):
+        con_id = known.con_id if known else None
+        if need_con_id and con_id is None and version_tuple(version) >= (12, 1):
             rows = client.query(conn, CON_ID_SQL).rows
             con_id = int(str(rows[0][0]).strip()) if rows and rows[0][0] is not None else 0
-        facts = ServerFacts(str(version), con_id)
+        asm, asm_error = (known.asm, known.asm_error) if known else (None, None)
+        if need_asm and asm is None and asm_error is None:
+            asm, asm_error = self._uses_asm(client, conn)
+        facts = ServerFacts(str(version), con_id, asm, asm_error)
         try:
             self._facts[conn] = facts
         except TypeError:
             pass
         return facts
+
+    @staticmethod
+    def _uses_asm(client: OracleClient, conn: Any) -> tuple[bool | None, str | None]:
+        """Whether the database keeps files in ASM; (None, why) when that cannot be read (no grant on the file
+        views): the ASM queries are then skipped with the reason, never run blind."""
+        try:
+            rows = client.query(conn, ASM_SQL).rows
+            return bool(rows) and _number(rows[0][0]) not in (None, 0.0), None
+        except DatabaseUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a missing grant on v$datafile must not fail the other queries
+            if error_code(exc) in BROKEN_SESSION_ERRORS:
+                raise
+            return None, error_text(exc)
 
     @staticmethod
     def _instance(client: OracleClient, conn: Any, query: QuerySpec) -> dict[str, str]:

@@ -38,6 +38,9 @@ A row value "@hostname" is replaced by this machine's host name.  Before any fix
 is type-checked against the column types in schema.yaml (sqltypes.py): comparing a NUMBER column with a DATE fails
 with ORA-00932 as it does on a real database.
 
+Every statement passed to Cursor.execute is appended to EXECUTED (whitespace collapsed), so that a test can show
+that a statement was never sent (e.g. no V$ASM_* query on a database without ASM).
+
 Each connect attempt is appended to $FAKE_ORACLEDB_LOG (one line: "acquire <user>"), so tests can count login
 attempts.  Selected from a test by putting tests/fakes first on PYTHONPATH, or by patching sys.modules.
 """
@@ -114,6 +117,7 @@ class Cursor:
 
     def execute(self, sql: str, params: dict | None = None) -> None:
         params = params or {}
+        EXECUTED.append(" ".join(sql.split()))
         for bind in params:
             if f":{bind}" not in sql:
                 raise DatabaseError(f"DPY-4008: no bind placeholder named \":{bind}\" was found in the SQL text")
@@ -190,6 +194,9 @@ class Connection:
     def close(self) -> None:
         pass
 
+
+# Every statement executed in this process (whitespace collapsed), for tests that a statement is never issued.
+EXECUTED: list[str] = []
 
 # The keyword arguments of every connect() call in this process (dsn plus thin-mode ones such as wallet_location),
 # for tests at the driver boundary; the password is left out.

@@ -661,11 +661,11 @@ def test_check_config_fails_naming_the_check_a_site_queries_file_drops(tmp_path)
 
 # ---- the per-database fan-out (core.fanout) ----------------------------------------------------------------------
 def test_a_database_deadline_is_its_budget_capped_by_the_collector_timeout():
-    # the budget: connect 10 s + 23 queries x 5 s (alternatives of one query count once) + 5 instance lookups x 5 s
-    # (the per_instance queries) + 4 conditional queries x 2 x 5 s (the session's version and container, read once
-    # per session) + 2 x 5 s for the file-location lookup + 2 x 5 s for the heap warnings (the view's start and its
-    # rows) = 210 s
+    # the budget: connect 10 s + 28 queries x 5 s (alternatives of one query count once) + 5 instance lookups x 5 s
+    # (the per_instance queries) + 7 conditional queries x 2 x 5 s (the session's version, container and ASM use,
+    # read once per session) + 2 x 5 s for the file-location lookup + 2 x 5 s for the heap warnings (the view's
+    # start and its rows) = 265 s
     short = _collector(_settings(timeout="30s"))
     assert [db.deadline for db in short.databases] == [target_limit(30.0)] * 2 == [28.0, 28.0]
     long = _collector(_settings(interval="300s", timeout="300s"))
-    assert [db.deadline for db in long.databases] == [210.0, 210.0]
+    assert [db.deadline for db in long.databases] == [265.0, 265.0]

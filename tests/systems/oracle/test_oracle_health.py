@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 FAKES = REPO / "tests" / "fakes"
 DSN = "db.example:1521/svc"
+DATAGUARD_COLUMNS = ["NAME", "VALUE", "SOURCE_DB_UNIQUE_NAME", "DATUM_AGE_SECONDS"]
 TABLESPACE_COLUMNS = ["CONTAINER", "TABLESPACE", "CONTENTS", "USED_BYTES", "SIZE_BYTES", "MAX_BYTES", "AUTOEXTENSIBLE"]
 
 # A 19c two-instance RAC, its session in the root of a CDB with two PDBs (invented rows).
@@ -48,8 +49,9 @@ RAC_CDB = {"version": "19.3.0.0.0", "con_id": 1, "queries": [
      "rows": [[1, "orcl1", "node1", "19.0.0.0.0", "OPEN", "ACTIVE", "PRIMARY_INSTANCE", "STARTED", 7200, 0],
               [2, "orcl2", "node2", "19.0.0.0.0", "OPEN", "ACTIVE", "PRIMARY_INSTANCE", "FAILED", 60, 1]]},
     {"match": "FROM v$database", "columns": ["NAME", "DB_UNIQUE_NAME", "DATABASE_ROLE", "OPEN_MODE", "LOG_MODE",
-                                              "IS_OPEN"],
-     "rows": [["ORCL", "orcl_a", "PRIMARY", "READ WRITE", "ARCHIVELOG", 1]]},
+                                              "IS_OPEN", "PROTECTION_MODE", "PROTECTION_LEVEL", "SWITCHOVER_STATUS"],
+     "rows": [["ORCL", "orcl_a", "PRIMARY", "READ WRITE", "ARCHIVELOG", 1, "MAXIMUM PERFORMANCE",
+               "MAXIMUM PERFORMANCE", "TO STANDBY"]]},
     {"match": "FROM v$recovery_file_dest", "columns": ["NAME", "SPACE_LIMIT", "SPACE_USED", "SPACE_RECLAIMABLE",
                                                         "NUMBER_OF_FILES"], "rows": [["+FRA", 1000, 800, 100, 7]]},
     {"match": "FROM v$recovery_area_usage", "columns": ["FILE_TYPE", "USED_RATIO", "RECLAIMABLE_RATIO"],
@@ -62,7 +64,8 @@ RAC_CDB = {"version": "19.3.0.0.0", "con_id": 1, "queries": [
      "rows": [["DB INCR", "decimal:3600.5"], ["ARCHIVELOG", 600]]},
     {"match": "ROW_NUMBER()", "columns": ["INPUT_TYPE", "STATUS", "NEWEST"],
      "rows": [["DB INCR", "COMPLETED WITH WARNINGS", 1], ["ARCHIVELOG", "FAILED", 1]]},
-    {"match": "FROM v$dataguard_stats", "columns": ["NAME", "VALUE"], "rows": []},  # a primary: no rows
+    {"match": "FROM v$dataguard_stats", "columns": DATAGUARD_COLUMNS, "rows": []},  # a primary: no rows
+    {"match": "AS asm_files", "columns": ["ASM_FILES"], "rows": [[4]]},  # files in +DATA: the ASM query runs
     {"match": "FROM v$asm_diskgroup_stat", "columns": ["DISKGROUP", "TYPE", "STATE", "TOTAL_BYTES", "FREE_BYTES",
                                                         "REQUIRED_MIRROR_FREE_BYTES", "USABLE_FILE_BYTES",
                                                         "OFFLINE_DISKS"],
@@ -94,13 +97,17 @@ NON_CDB_TABLESPACES = {"columns": TABLESPACE_COLUMNS,
 # An 11.2 single-instance physical standby (non-CDB): lag rows, no V$CONTAINERS.
 STANDBY_11G = _variant(RAC_CDB, "11.2.0.4.0", None, {
     "FROM dba_temp_free_space": NON_CDB_TABLESPACES,
-    "FROM v$dataguard_stats": {"columns": ["NAME", "VALUE"],
-                               "rows": [["transport_lag", "+00 00:00:05"], ["apply_lag", "+01 02:03:04.5"]]},
+    "FROM v$dataguard_stats": {"columns": DATAGUARD_COLUMNS,
+                               "rows": [["transport_lag", "+00 00:00:05", None, 3],
+                                        ["apply_lag", "+01 02:03:04.5", None, 3]]},
+    "FROM gv$managed_standby": {"columns": ["APPLY_RUNNING", "MRP_STATUS", "HAS_MRP"],
+                                "rows": [[1, "APPLYING_LOG", 1]]},
     "FROM v$containers": {"error": "ORA-00942: table or view does not exist"},  # 11g has no such view
 })
-# A 10.2 server: the temp fallback (V$TEMP_SPACE_HEADER) and V$FLASH_RECOVERY_AREA_USAGE.
+# A 10.2 server: the temp fallback (GV$SORT_SEGMENT) and V$FLASH_RECOVERY_AREA_USAGE.
 OLD_10G = _variant(RAC_CDB, "10.2.0.5.0", None, {
-    "FROM v$temp_space_header": NON_CDB_TABLESPACES,
+    "FROM gv$sort_segment": NON_CDB_TABLESPACES,
+    "FROM gv$managed_standby": {"columns": ["APPLY_RUNNING", "MRP_STATUS", "HAS_MRP"], "rows": [[0, None, None]]},
     "FROM v$flash_recovery_area_usage": {"columns": ["FILE_TYPE", "USED_RATIO", "RECLAIMABLE_RATIO"],
                                          "rows": [["FLASHBACKLOG", "decimal:0.25", 0]]},
 })
@@ -228,7 +235,8 @@ def test_standby_lag_in_seconds_and_11g_skips_the_12c_queries(fake):
     samples, batch = _run(STANDBY_11G, fake)
     assert not batch.errors  # a skipped query is not an error
     assert _series(samples, "dataguard_lag_seconds") == {
-        (("name", "transport_lag"),): 5, (("name", "apply_lag"),): 86400 + 2 * 3600 + 3 * 60 + 4.5}
+        (("name", "transport_lag"), ("source_db_unique_name", "")): 5,
+        (("name", "apply_lag"), ("source_db_unique_name", "")): 86400 + 2 * 3600 + 3 * 60 + 4.5}
     # the DBA_* statement (no container), not the CDB_* one
     assert _series(samples, "tablespace_used_bytes") == {
         (("container", ""), ("contents", "PERMANENT"), ("tablespace", "SYSTEM")): 900,
@@ -246,7 +254,7 @@ def test_standby_lag_in_seconds_and_11g_skips_the_12c_queries(fake):
 def test_10g_gets_the_fallback_statements(fake):
     samples, batch = _run(OLD_10G, fake)
     assert not batch.errors
-    assert _series(samples, "tablespace_used_bytes") == {  # from V$TEMP_SPACE_HEADER's statement
+    assert _series(samples, "tablespace_used_bytes") == {  # from GV$SORT_SEGMENT's statement
         (("container", ""), ("contents", "PERMANENT"), ("tablespace", "SYSTEM")): 900,
         (("container", ""), ("contents", "TEMPORARY"), ("tablespace", "TEMP")): 10}
     assert _series(samples, "fra_usage_ratio") == {(("file_type", "FLASHBACKLOG"),): 0.25}
@@ -328,7 +336,8 @@ def test_exporter_process_reports_skipped_queries(start_exporter, tmp_path):
     assert f'middleware_oracle_query_skipped{{database="db",query="containers",reason="{reason}"}} 1.0' in text
     assert 'middleware_oracle_query_success{database="db",query="containers"} 1.0' in text
     assert ('middleware_target_source_success{collector="oracle",source="containers",target="db"} 1.0' in text)
-    assert 'middleware_oracle_dataguard_lag_seconds{database="db",name="transport_lag"} 5.0' in text
+    assert ('middleware_oracle_dataguard_lag_seconds{database="db",name="transport_lag",source_db_unique_name=""} '
+            '5.0') in text
     assert 'middleware_oracle_sessions{database="db",inst_id="2",status="INACTIVE",type="BACKGROUND"} 40.0' in text
     status, _, body = exporter.get("/api/v1/collectors")
     oracle = [c for c in json.loads(body) if c["name"] == "oracle"][0]

@@ -13,7 +13,7 @@ from sqlglot import exp  # noqa: E402
 
 from exporter.systems.oracle.collector import FILE_DIRECTORIES_SQL, HOST_NAME_SQL  # noqa: E402
 from exporter.systems.oracle.heapwarnings import START_SQL, view_sql  # noqa: E402
-from exporter.systems.oracle.querymetrics import CON_ID_SQL, INSTANCE_SQL, VERSION_SQL, load_queries  # noqa: E402
+from exporter.systems.oracle.querymetrics import ASM_SQL, CON_ID_SQL, INSTANCE_SQL, VERSION_SQL, load_queries  # noqa: E402
 from exporter.systems.oracle.settings import HeapWarningSettings  # noqa: E402
 
 SYSTEMS = Path(__file__).resolve().parents[3] / "exporter" / "systems"
@@ -81,6 +81,8 @@ _FILES = {"file_name", "file_id", "tablespace_name", "bytes", "blocks", "status"
           "maxbytes", "maxblocks", "increment_by", "user_bytes", "user_blocks"}
 _TEMP_FREE = {"tablespace_name", "tablespace_size", "allocated_space", "free_space"}
 _INSTANCE = V_VIEWS["v$instance"]
+_UNDO = {"owner", "segment_name", "tablespace_name", "extent_id", "file_id", "block_id", "bytes", "blocks",
+         "relative_fno", "commit_jtime", "commit_wtime", "status"}
 HEALTH_VIEWS = {
     "gv$session": V_VIEWS["v$session"] | {"inst_id"},
     "dba_tablespaces": _TABLESPACES,
@@ -102,7 +104,8 @@ HEALTH_VIEWS = {
     "gv$sysstat": {"inst_id", "statistic#", "name", "class", "value", "stat_id"},
     "gv$instance": _INSTANCE | {"inst_id"},
     "v$database": {"dbid", "name", "created", "log_mode", "open_mode", "protection_mode", "database_role",
-                   "switchover_status", "db_unique_name", "platform_name", "force_logging", "flashback_on"},
+                   "switchover_status", "db_unique_name", "platform_name", "force_logging", "flashback_on",
+                   "protection_level", "dataguard_broker"},
     "v$recovery_file_dest": {"name", "space_limit", "space_used", "space_reclaimable", "number_of_files"},
     "v$recovery_area_usage": {"file_type", "percent_space_used", "percent_space_reclaimable", "number_of_files"},
     "v$flash_recovery_area_usage": {"file_type", "percent_space_used", "percent_space_reclaimable",
@@ -113,7 +116,34 @@ HEALTH_VIEWS = {
     "v$rman_backup_job_details": {"session_key", "session_recid", "session_stamp", "command_id", "start_time",
                                   "end_time", "input_bytes", "output_bytes", "status", "input_type",
                                   "output_device_type", "elapsed_seconds"},
-    "v$dataguard_stats": {"name", "value", "unit", "time_computed", "datum_time"},
+    # 18c added SOURCE_DBID, SOURCE_DB_UNIQUE_NAME (and CON_ID): Oracle Database Reference 18c "V$DATAGUARD_STATS"
+    # (the 18+ variant reads them; the older one must not)
+    "v$dataguard_stats": {"name", "value", "unit", "time_computed", "datum_time", "source_dbid",
+                          "source_db_unique_name", "con_id"},
+    # issue 39. "V$SORT_SEGMENT", 9.2, 10.1, 11.2, 12.1 (GV$: plus INST_ID).
+    "gv$sort_segment": {"inst_id", "tablespace_name", "segment_file", "segment_block", "extent_size",
+                        "current_users", "total_extents", "total_blocks", "used_extents", "used_blocks",
+                        "free_extents", "free_blocks", "added_extents", "extent_hits", "freed_extents",
+                        "free_requests", "max_size", "max_blocks", "max_used_size", "max_used_blocks",
+                        "max_sort_size", "max_sort_blocks", "relative_fno"},
+    # "V$BACKUP_SET_DETAILS", 10.2, 11.1, 11.2 (SESSION_KEY joins V$RMAN_BACKUP_JOB_DETAILS).
+    "v$backup_set_details": {"session_key", "session_recid", "session_stamp", "bs_key", "recid", "stamp",
+                             "set_stamp", "set_count", "backup_type", "controlfile_included",
+                             "incremental_level", "pieces", "start_time", "completion_time", "elapsed_seconds",
+                             "block_size", "keep", "keep_until", "keep_options", "device_type", "compressed",
+                             "num_copies", "output_bytes", "original_input_bytes", "compression_ratio",
+                             "status", "original_inprate_bytes", "output_rate_bytes"},
+    # "V$MANAGED_STANDBY", 9.2, 11.1, 23ai (GV$: plus INST_ID); "V$DATAGUARD_PROCESS", 12.2, 19c, 21c.
+    "gv$managed_standby": {"inst_id", "process", "pid", "status", "client_process", "client_pid", "client_dbid",
+                           "group#", "resetlog_id", "thread#", "sequence#", "block#", "blocks", "delay_mins",
+                           "known_agents", "active_agents"},
+    "gv$dataguard_process": {"inst_id", "name", "pid", "type", "role", "proc_time", "task_time", "task_done",
+                             "action", "client_pid", "client_role", "group#", "resetlog_id", "thread#",
+                             "sequence#", "block#", "block_count", "delay_mins", "dest_id", "dest_mask",
+                             "con_id"},
+    # "DBA_UNDO_EXTENTS", 9.2, 10.1, 10.2, 11.2, 12.2; CDB_UNDO_EXTENTS: plus CON_ID.
+    "dba_undo_extents": _UNDO,
+    "cdb_undo_extents": _UNDO | {"con_id"},
     "v$asm_diskgroup_stat": {"group_number", "name", "sector_size", "block_size", "allocation_unit_size", "state",
                              "type", "total_mb", "free_mb", "required_mirror_free_mb", "usable_file_mb",
                              "offline_disks"},
@@ -177,6 +207,7 @@ def _shipped() -> list[tuple[str, str]]:
                   ("oracle/querymetrics.py:INSTANCE_SQL", INSTANCE_SQL),
                   ("oracle/querymetrics.py:VERSION_SQL", VERSION_SQL),
                   ("oracle/querymetrics.py:CON_ID_SQL", CON_ID_SQL),
+                  ("oracle/querymetrics.py:ASM_SQL", ASM_SQL),
                   ("oracle/heapwarnings.py:START_SQL", START_SQL),
                   ("oracle/heapwarnings.py:view_sql", view_sql(HeapWarningSettings())),
                   ("oracle/heapwarnings.py:view_sql(11g)", view_sql(HeapWarningSettings(con_id_column=False)))]
