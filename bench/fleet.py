@@ -13,12 +13,11 @@ forced command per host printing genuine sar/vmstat/iostat/df captures) read at 
 (iii) the time from a hang to its page: Prometheus in agent mode -> VictoriaMetrics -> vmalert (alerts/*.yml
       with every duration divided by --rule-scale, 30 by default: ``MiddlewareExporterTargetDown``'s 10m window
       and 5m ``for:`` become 20 s and 10 s) -> Alertmanager -> a webhook (tests/stack.py); scrape and evaluation
-      every 2 s.  Through the shards when /probe exists, else through one single-host exporter.
+      every 2 s, through the shards.
 
 CPU is utime+stime+cutime+cstime of each exporter (its waited-for ssh clients included) plus, for the shards,
 the ssh master connections they keep (detached processes, counted from /proc and split evenly between shards).
-Prints ratios against the reference and the issue's goals; exits 1 when a goal is missed, 2 when part (i)
-cannot run because the exporter has no /probe (parts (ii) and (iii) still run and print).
+Prints ratios against the reference and the issue's goals; exits 1 when a goal is missed.
 
     python bench/fleet.py [--hosts 300] [--minutes 2] [--reference 20] [--hung 0.1] [--rule-scale 30] [--json F]
 """
@@ -45,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO))
 from _common import free_port, stop_process  # noqa: E402
 
-from tests.fleet import Fleet, inventory, plan, probe_available, shard_config, single_host_config  # noqa: E402
+from tests.fleet import Fleet, inventory, plan, shard_config, single_host_config  # noqa: E402
 from tests.stack import Stack, rule, scaled_rules  # noqa: E402
 
 CADENCE = 60.0
@@ -307,7 +306,6 @@ def main() -> int:
     args = parser.parse_args()
     report: dict = {"hosts": args.hosts, "cadence_s": CADENCE, "minutes_per_phase": args.minutes}
     missed: list[str] = []
-    why_not = probe_available()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         work = Path(tmp)
         began = time.monotonic()
@@ -319,45 +317,41 @@ def main() -> int:
                   f"{ref['rss_mb_per_host']:.1f} MB per host = {ref['rss_mb_per_100']:.0f} MB per 100 hosts; "
                   f"/metrics p50 {ref['scrape_p50_ms']:.1f} ms p99 {ref['scrape_p99_ms']:.1f} ms")
             shards: list[Exporter] = []
-            if why_not:
-                print(f"(i) skipped: {why_not}")
-                report["probe"] = why_not
-            else:
-                targets = work / "targets.yml"
-                targets.write_text(yaml.safe_dump(inventory(fleet)))
-                config = shard_config(fleet, targets)
-                preexisting = set(ssh_masters())  # other programs' masters on this machine are not the shards'
-                shards = [Exporter(work, f"shard{i}", config) for i in range(2)]
+            targets = work / "targets.yml"
+            targets.write_text(yaml.safe_dump(inventory(fleet)))
+            config = shard_config(fleet, targets)
+            preexisting = set(ssh_masters())  # other programs' masters on this machine are not the shards'
+            shards = [Exporter(work, f"shard{i}", config) for i in range(2)]
+            for shard in shards:
+                shard.wait_ready()
+            try:
+                healthy = report["shards_healthy"] = shards_phase(fleet, shards, args.minutes, preexisting)
+                for name in plan(args.hosts, hung=args.hung):
+                    if name.behaviour == "hung":
+                        fleet.set_behaviour(name.name, "hung")
+                hung = report["shards_hung"] = shards_phase(fleet, shards, args.minutes, preexisting)
+                for name in fleet.by_behaviour("hung"):
+                    fleet.set_behaviour(name, "healthy")
+                for label, phase in (("healthy", healthy), (f"{args.hung:.0%} hung", hung)):
+                    print_phase(label, phase, ref, args.hosts)
+                print(f"(i) cost of {args.hung:.0%} hung hosts to the others: healthy p99 x"
+                      f"{hung['healthy_p99_ms'] / healthy['healthy_p99_ms']:.2f}")
+                for phase in (healthy, hung):
+                    if max(phase["shard_core"]) > GOALS["shard_core"]:
+                        missed.append(f"a shard used {max(phase['shard_core']):.3f} of a core "
+                                      f"(goal {GOALS['shard_core']})")
+                    if max(phase["shard_rss_mb"]) > GOALS["shard_rss_mb"]:
+                        missed.append(f"a shard's RSS {max(phase['shard_rss_mb']):.0f} MB "
+                                      f"(goal {GOALS['shard_rss_mb']:.0f})")
+                    if phase["read_twice"] or phase["missed"] or phase["hosts"] != args.hosts:
+                        missed.append(f"hosts read twice {phase['read_twice']}, missed {len(phase['missed'])}")
+                if hung["healthy_p99_ms"] > GOALS["healthy_p99_ms_while_hung"]:
+                    missed.append(f"healthy probes' p99 {hung['healthy_p99_ms']:.1f} ms while "
+                                  f"{args.hung:.0%} hang (goal {GOALS['healthy_p99_ms_while_hung']:.0f} ms)")
+            except BaseException:
                 for shard in shards:
-                    shard.wait_ready()
-                try:
-                    healthy = report["shards_healthy"] = shards_phase(fleet, shards, args.minutes, preexisting)
-                    for name in plan(args.hosts, hung=args.hung):
-                        if name.behaviour == "hung":
-                            fleet.set_behaviour(name.name, "hung")
-                    hung = report["shards_hung"] = shards_phase(fleet, shards, args.minutes, preexisting)
-                    for name in fleet.by_behaviour("hung"):
-                        fleet.set_behaviour(name, "healthy")
-                    for label, phase in (("healthy", healthy), (f"{args.hung:.0%} hung", hung)):
-                        print_phase(label, phase, ref, args.hosts)
-                    print(f"(i) cost of {args.hung:.0%} hung hosts to the others: healthy p99 x"
-                          f"{hung['healthy_p99_ms'] / healthy['healthy_p99_ms']:.2f}")
-                    for phase in (healthy, hung):
-                        if max(phase["shard_core"]) > GOALS["shard_core"]:
-                            missed.append(f"a shard used {max(phase['shard_core']):.3f} of a core "
-                                          f"(goal {GOALS['shard_core']})")
-                        if max(phase["shard_rss_mb"]) > GOALS["shard_rss_mb"]:
-                            missed.append(f"a shard's RSS {max(phase['shard_rss_mb']):.0f} MB "
-                                          f"(goal {GOALS['shard_rss_mb']:.0f})")
-                        if phase["read_twice"] or phase["missed"] or phase["hosts"] != args.hosts:
-                            missed.append(f"hosts read twice {phase['read_twice']}, missed {len(phase['missed'])}")
-                    if hung["healthy_p99_ms"] > GOALS["healthy_p99_ms_while_hung"]:
-                        missed.append(f"healthy probes' p99 {hung['healthy_p99_ms']:.1f} ms while "
-                                      f"{args.hung:.0%} hang (goal {GOALS['healthy_p99_ms_while_hung']:.0f} ms)")
-                except BaseException:
-                    for shard in shards:
-                        shard.stop()
-                    raise
+                    shard.stop()
+                raise
             try:
                 page = report["page"] = page_time(fleet, work, args.rule_scale, shards or None)
             finally:
@@ -380,9 +374,6 @@ def main() -> int:
         print(f"goal missed: {line}")
     if missed:
         return 1
-    if why_not:
-        print("result: part (i) not run: exporter has no /probe")
-        return 2
     print("result: ok")
     return 0
 

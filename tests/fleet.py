@@ -10,9 +10,8 @@ trust the monitoring key.  Platforms rotate HP-UX, AIX, Solaris, Linux; behaviou
 refusing and can be changed while the fleet runs (``set_behaviour``).
 
 ``PLATFORMS`` says which capture answers which tool on which platform, ``EXPECTED`` the figures a person reads
-off those captures (what an exporter reading the host must report), ``probe_modules``/``inventory``/
-``probe_available`` are the one place that guesses the /probe configuration (docs/estate.md, issue 37 items
-1-3): adjust them there when it changes.
+off those captures (what an exporter reading the host must report), ``probe_modules``/``inventory`` the shards'
+modules and inventory (docs/estate.md).
 
     python -m tests.fleet --hosts 12 --hung 0.25    # start a fleet, print its ssh configuration, wait for ^C
 """
@@ -288,30 +287,6 @@ def shard_config(fleet: Fleet, inventory_file: Path, **module_options) -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def probe_available() -> str | None:
-    """None when this checkout's exporter serves /probe, else why not: the configuration check accepts a
-    ``modules:`` section and the web server has a /probe route.  The one seam the fleet test and bench/fleet.py
-    switch on."""
-    import yaml
-
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "probe.yaml"
-        targets = Path(tmp) / "targets.yml"
-        targets.write_text(yaml.safe_dump([{"targets": ["hpux000"], "labels": {"__param_module": "hpux"}}]))
-        config.write_text(yaml.safe_dump({"inventory": {"file": str(targets)},
-                                          "modules": {"hpux": {"collectors": {"host": {"backend": "text"}}}}}))
-        result = subprocess.run([sys.executable, "-m", "exporter", "check-config", "--config", str(config)],
-                                cwd=REPO, capture_output=True, text=True, timeout=60,
-                                env={k: v for k, v in os.environ.items() if not k.startswith("MIDDLEWARE_EXPORTER_")})
-    if result.returncode != 0:
-        said = (result.stderr or result.stdout).strip().splitlines()
-        return "exporter has no /probe: its configuration refuses a modules: section, " + \
-               (said[-1].strip()[:200] if said else f"exit {result.returncode}")
-    if "/probe" not in (REPO / "exporter" / "web" / "server.py").read_text():
-        return "exporter has no /probe: no such route in exporter/web/server.py"
-    return None
-
-
 def main() -> None:
     import argparse
     import signal

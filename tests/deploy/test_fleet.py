@@ -14,9 +14,8 @@ advisor tests import).
   ``avg_over_time(middleware_target_up[10m]) < 0.5`` for 5m; the rules run here are copies with every duration
   divided by 30 (20 s window, ``for: 10s``; scrape and evaluation every 2 s), the same expression and threshold
   on a shorter clock, so the test ends in about a minute.
-- With /probe (``tests.fleet.probe_available()``, skipped until the exporter has it): two shards reading the
-  fleet through /sd and /probe; every host's figures equal its capture's, each host read by exactly one shard,
-  the hung host pages.
+- Two shards reading the fleet through /sd and /probe; every host's figures equal its capture's, each host read
+  by exactly one shard, the hung host pages.
 """
 
 from __future__ import annotations
@@ -38,12 +37,11 @@ from ..fleet import (
     capture,
     inventory,
     plan,
-    probe_available,
     shard_config,
     single_host_config,
 )
 from ..stack import REPO, Stack, check_rules, rule, rule_files, scaled_rules
-from ..support import free_port, http_get
+from ..support import free_port, http_get, stop_process
 
 FACTOR = 30  # the rules' clock, shortened
 INTERVAL = 2.0  # scrape and evaluation interval (s)
@@ -219,6 +217,7 @@ def test_a_hung_host_pages_through_vmalert_today(tmp_path, start_exporter):
                                              f"due within {due:.1f} s\n{stack.logs()}")
         assert page["labels"]["severity"] == "warning" and page["receiver"] == "ticket"
         assert page["labels"]["instance"] == f"127.0.0.1:{exporter.port}"
+        stop_process(exporter.proc)  # while the fleet still runs: its commands end with it
     assert not fleet.leftovers()
 
 
@@ -244,9 +243,6 @@ def _shard_scrape_configs(shards: list, shard_count: int, interval: str) -> list
 
 @pytest.mark.integration
 def test_two_shards_read_the_fleet_through_probe(tmp_path, start_exporter):
-    why_not = probe_available()
-    if why_not:
-        pytest.skip(why_not)
     hosts = plan(16)
     hung = "aix005"
     hosts[5].behaviour = "hung"
@@ -279,4 +275,6 @@ def test_two_shards_read_the_fleet_through_probe(tmp_path, start_exporter):
         for shard in shards:
             status, _, body = http_get(f"{shard.base}/probe?target=nothere-{free_port()}&module=hpux")
             assert status == 403, body
+        for shard in shards:  # stopped while the fleet still runs: their commands and masters end with them
+            stop_process(shard.proc)
     assert not fleet.leftovers()
