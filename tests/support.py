@@ -161,13 +161,18 @@ def spawner(tmp_path):
 def running_under(directory: Path) -> list[str]:
     """``pid: command line`` of every process whose command line names a file under ``directory`` (a test's
     stand-in scripts and the sleep they started): what a killed command must not leave behind."""
+    return naming(f"{directory}/")
+
+
+def naming(text: str) -> list[str]:
+    """``pid: command line`` of every live process whose command line holds ``text``."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if f"{directory}/" in cmdline:
+        if text in cmdline:
             found.append(f"{pid}: {cmdline}")
     return found
 

@@ -283,6 +283,14 @@ def test_probe_series_carry_no_exporter_wide_figures():
     assert value(body(prober, "t1", openmetrics=True).rstrip().splitlines()[-1] + " 0", "# EOF") is not None
 
 
+def _settled(prober: Prober) -> None:
+    """Wait (a step at a time, at most 2 s) for the collections running in their own threads to end."""
+    for _ in range(200):
+        if not any(item["running"] for item in prober.status()):
+            return
+        threading.Event().wait(0.01)
+
+
 def test_a_target_is_read_ahead_of_its_next_expected_probe_which_then_waits_for_nothing():
     clock = Clock()
     prober, world = make(clock=clock, freshness=30)
@@ -295,10 +303,7 @@ def test_a_target_is_read_ahead_of_its_next_expected_probe_which_then_waits_for_
     assert world.runs == {"t1": 2}  # not due yet
     clock.now += 28  # 2 s before the next probe is expected
     prober.tick()
-    for _ in range(200):  # the read-ahead collection runs in its own thread
-        if not prober.status()[0]["running"]:
-            break
-        threading.Event().wait(0.01)
+    _settled(prober)  # the read-ahead collection runs in its own thread
     assert world.runs == {"t1": 3}
     clock.now += 2
     text = body(prober, "t1")  # served the collection read ahead, no new one
@@ -349,8 +354,5 @@ def test_a_target_no_longer_probed_is_read_ahead_once_at_most():
     for _ in range(5):
         clock.now += 60
         prober.tick()
-        for _ in range(200):
-            if not prober.status()[0]["running"]:
-                break
-            threading.Event().wait(0.01)
+        _settled(prober)
     assert world.runs == {"t1": 3}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ..sshd import LoopbackSshd
-from ..support import REPO, system_fixtures
+from ..support import REPO, naming, system_fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -178,18 +178,8 @@ def test_a_hung_or_refusing_host_is_reported_and_backs_off_while_others_are_read
 
 
 def _with_control_dir(pid: int) -> list[str]:
-    """Command lines of this user's processes naming the exporter's ssh control directory."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "mwx-ssh-" in cmdline and int(entry) != pid:
-            found.append(cmdline)
-    return found
+    """Command lines of the processes naming an ssh control directory of an exporter, the exporter's own aside."""
+    return [line.split(": ", 1)[1] for line in naming("mwx-ssh-") if not line.startswith(f"{pid}: ")]
 
 
 def test_connection_masters_are_reused_and_nothing_is_left_at_exit(start_exporter, fleet, tmp_path):
