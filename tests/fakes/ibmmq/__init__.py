@@ -23,7 +23,8 @@ and ``channels`` (lists; no channel status answers MQRCCF_CHL_STATUS_NOT_FOUND),
 answers; absent: MQRCCF_NHA_NOT_AVAILABLE 4098) and ``native_ha_error`` (a reason that inquiry fails with).
 TLS: ``ssl_cipher`` (the SVRCONN's SSLCIPH; connecting without a matching cipher fails with 2393), the key
 repository must exist as ``<stem>.kdb`` and ``<stem>.sth`` (else 2381) and a CCDT URL is read as IBM's JSON CCDT
-(no entry for the queue manager: 2058).  :func:`handles` counts the subscription handles opened, closed (MQCLOSE) and closed by the disconnect, as a queue manager would see them.
+(no entry for the queue manager: 2058).  :func:`handles` counts the subscription handles opened, closed (MQCLOSE)
+and closed by the disconnect, as a queue manager would see them.
 """
 
 from __future__ import annotations
