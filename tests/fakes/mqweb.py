@@ -20,7 +20,8 @@ DISPLAY QSTATUS item fails with completion code 2), ``garbage`` (a non-JSON body
 wrong shape), ``fail_status`` (answer every request whose path or MQSC qualifier contains ``fail_match`` with that
 status and an MQWB error, with ``fail_reason`` as its reasonCode when set; 3xx is a redirect),
 ``failed_qualifiers`` (qualifier -> reason: that DISPLAY answers one failed item, as when not authorised),
-``mqsc_in_v1`` (False: an mqweb 9.0 that rejects runCommandJSON).
+``mqsc_in_v1`` (False: an mqweb 9.0 that rejects runCommandJSON).  DISPLAY QMSTATUS with ``parameters.type``
+``nativeha`` answers ``FakeQmgr.native_ha`` (issue 39).
 
 ``tls=True`` serves HTTPS with a throw-away self-signed certificate made by the ``openssl`` binary
 (``openssl_available()``); ``ca_file`` is then the certificate to trust.  ``client_ca`` makes the server require a
@@ -85,6 +86,11 @@ class FakeQmgr:
     definitions: list[dict[str, Any]] = field(default_factory=list)
     qmstatus: dict[str, Any] = field(default_factory=dict)  # DISPLAY QMSTATUS parameters ({} -> qmname only)
     attributes: dict[str, Any] = field(default_factory=dict)  # DISPLAY QMGR parameters
+    # DISPLAY QMSTATUS TYPE(NATIVEHA) items (issue 39; lower-case keywords: instance, role, insync, ...); None: not
+    # Native HA, answered by one item failing with ``native_ha_reason`` (INVENTED: MQRCCF_NHA_NOT_AVAILABLE 4098, as
+    # IBM's constant names it; no genuine mqweb answer of a queue manager without Native HA is public)
+    native_ha: list[dict[str, Any]] | None = None
+    native_ha_reason: int = 4098
 
 
 @dataclass
@@ -394,6 +400,11 @@ class _Handler(BaseHTTPRequestHandler):
                     items.append(_ok(pick(definition, ("channel", "chltype"))))
             if not items:
                 items.append(_failed(2085, f"AMQ8147E: IBM MQ object {pattern} not found."))
+        elif qualifier == "qmstatus" and str((body.get("parameters") or {}).get("type", "")).lower() == "nativeha":
+            if fake.qmgr.native_ha is None:
+                items.append(_failed(fake.qmgr.native_ha_reason, "AMQ8xxxE: Native HA not available (invented)."))
+            for instance in fake.qmgr.native_ha or []:
+                items.append(_ok(pick({"type": "NATIVEHA", "nhatype": "INSTANCE", **instance}, ("instance",))))
         elif qualifier == "qmstatus":
             items.append(_ok(pick({"qmname": fake.qmgr.name, "type": "QMGR", **fake.qmgr.qmstatus}, ("qmname",))))
         elif qualifier == "qmgr":

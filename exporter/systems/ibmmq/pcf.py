@@ -26,12 +26,15 @@ from .model import (
     CHANNEL_SECURITY_PROTOCOL_CODES,
     CHANNEL_STATUS_CODES,
     CHANNEL_SUBSTATE_CODES,
+    NHA_ROLE_CODES,
+    NHA_STATUS_CODES,
     SERVICE_STATUS_CODES,
     Backend,
     BackendError,
     BackendNotAvailable,
     ChannelDefinition,
     ChannelState,
+    NativeHaInstance,
     QmgrHealth,
     QmgrSnapshot,
     QueueStatus,
@@ -161,6 +164,19 @@ MQRC_UNKNOWN_OBJECT_NAME = 2085
 MQRCCF_CHL_STATUS_NOT_FOUND = 3065
 MQRC_STANDBY_Q_MGR = 2543  # connecting to the standby instance of a multi-instance queue manager
 MQRC_NO_MSG_AVAILABLE = 2033
+# Native HA (issue 39): MQCMD_INQUIRE_Q_MGR_STATUS with MQIACF_Q_MGR_STATUS_INFO_TYPE = ..._INFO_NHA is DISPLAY
+# QMSTATUS TYPE(NATIVEHA); one answer per instance of the local group (NHATYPE(INSTANCE), the default).  Ids from
+# cmqcfc.h as the ibmmq package carries them (checked by the tests); MQ 9.2.2 (command level 922) and later.
+MQIACF_Q_MGR_STATUS_INFO_TYPE = 1445
+MQIACF_Q_MGR_STATUS_INFO_NHA = 1447
+MQCACF_NHA_INSTANCE_NAME = 3211
+MQIACF_NHA_INSTANCE_ROLE = 1460
+MQIACF_NHA_INSTANCE_IN_SYNC = 1459
+MQIACF_NHA_INSTANCE_BACKLOG = 1458  # KB; MQNHABACKLOG_UNKNOWN -1
+MQIACF_NHA_INSTANCE_ACTV_CONNS = 1457
+MQIACF_NHA_INSTANCE_STATUS = 1476
+MQRCCF_NHA_NOT_AVAILABLE = 4098  # "Native HA not available": the queue manager is not Native HA
+NHA_COMMAND_LEVEL = 922  # Native HA came with MQ 9.2.2: an older queue manager is not asked
 MQIA_MSG_ENQ_COUNT = 37
 MQIA_MSG_DEQ_COUNT = 38
 MQCMD_RESET_Q_STATS = 17
@@ -177,6 +193,8 @@ CHANNEL_SUBSTATE = {code: word for word, code in CHANNEL_SUBSTATE_CODES.items()}
 CHANNEL_INSTANCE_TYPE = {code: word for word, code in CHANNEL_INSTANCE_TYPE_CODES.items()}
 SECURITY_PROTOCOL = {code: word for word, code in CHANNEL_SECURITY_PROTOCOL_CODES.items()}
 SERVICE_STATUS = {code: word for word, code in SERVICE_STATUS_CODES.items()}
+NHA_ROLE = {code: word for word, code in NHA_ROLE_CODES.items()}
+NHA_STATUS = {code: word for word, code in NHA_STATUS_CODES.items()}
 
 
 def _text(value: Any) -> str:
@@ -328,6 +346,30 @@ def definition_from_pcf(item: dict) -> ChannelDefinition | None:
         description=_text(item.get(MQCACH_DESC, "")),
         xmit_queue=_text(item.get(MQCACH_XMIT_Q_NAME, "")),
     )
+
+
+def _yes_no(value: Any) -> bool | None:
+    """MQNHAINSYNC_* / MQNHACONNACTV_*: 1 yes, 0 no, anything else (absent, -1) not known."""
+    code = _int(value) if not isinstance(value, (list, tuple)) else None
+    return {1: True, 0: False}.get(code) if code is not None else None
+
+
+def native_ha_from_pcf(items: Iterable[Any]) -> list[NativeHaInstance] | None:
+    """The Native HA instances of an MQCMD_INQUIRE_Q_MGR_STATUS (..._INFO_NHA) answer, as runmqsc's
+    DISPLAY QMSTATUS TYPE(NATIVEHA) reads (mqscmap.native_ha): one per instance name, in order; None when there is
+    none.  Codes map to runmqsc's words (MQNHAROLE_*, MQNHASTATUS_*); a code outside the tables stays unread."""
+    found: dict[str, NativeHaInstance] = {}
+    for item in items:
+        name = _text(item.get(MQCACF_NHA_INSTANCE_NAME, "")) if isinstance(item, dict) else ""
+        if not name:
+            continue
+        found.setdefault(name, NativeHaInstance(
+            name=name, role=_word(NHA_ROLE, item.get(MQIACF_NHA_INSTANCE_ROLE)),
+            in_sync=_yes_no(item.get(MQIACF_NHA_INSTANCE_IN_SYNC)),
+            backlog_kb=_number(item.get(MQIACF_NHA_INSTANCE_BACKLOG)),  # MQNHABACKLOG_UNKNOWN -1: None
+            connected=_yes_no(item.get(MQIACF_NHA_INSTANCE_ACTV_CONNS)),
+            status=_word(NHA_STATUS, item.get(MQIACF_NHA_INSTANCE_STATUS))))
+    return list(found.values()) or None
 
 
 def health_from_pcf(status: dict, attrs: dict) -> QmgrHealth:
@@ -508,6 +550,18 @@ class IbmmqAdapter:
     def qmgr_status(self) -> list[dict]:
         return self._inquire("MQCMD_INQUIRE_Q_MGR_STATUS", {MQIACF_Q_MGR_STATUS_ATTRS: [MQIACF_ALL]})
 
+    def native_ha_status(self) -> list[dict] | None:
+        """DISPLAY QMSTATUS TYPE(NATIVEHA) as PCF; None when the queue manager answers that it is not Native HA
+        (MQRCCF_NHA_NOT_AVAILABLE).  Any other MQ error is raised: the caller makes it the source's failure."""
+        try:
+            return list(self.pcf.MQCMD_INQUIRE_Q_MGR_STATUS({
+                MQIACF_Q_MGR_STATUS_INFO_TYPE: MQIACF_Q_MGR_STATUS_INFO_NHA,
+                MQIACF_Q_MGR_STATUS_ATTRS: [MQIACF_ALL]}))
+        except self.ibmmq.MQMIError as exc:
+            if getattr(exc, "reason", None) == MQRCCF_NHA_NOT_AVAILABLE:
+                return None
+            raise
+
     def qmgr_attributes(self) -> list[dict]:
         return self._inquire("MQCMD_INQUIRE_Q_MGR", {MQIACF_Q_MGR_ATTRS: [
             MQCA_VERSION, MQIA_COMMAND_LEVEL, MQCA_Q_MGR_IDENTIFIER, MQIA_PLATFORM, MQCA_DEAD_LETTER_Q_NAME,
@@ -598,8 +652,11 @@ class PcfBackend(Backend):
                 self._adapter = self._factory(*self._args, **({"tls": self._tls} if self._tls else {}))
             a = self._adapter
             qmgr_status = a.qmgr_status()
+            attributes = a.qmgr_attributes() if qmgr_status else []
             snap = snapshot_from_pcf(self.qmgr, qmgr_status, a.queue_status(), a.queues(), a.channel_status(),
-                                     a.channel_definitions(), a.qmgr_attributes() if qmgr_status else ())
+                                     a.channel_definitions(), attributes)
+            if qmgr_status:
+                self._native_ha(snap, qmgr_status, attributes)
         except BackendError:
             raise
         except Exception as exc:  # noqa: BLE001 - MQMIError and friends: reconnect next time
@@ -612,6 +669,28 @@ class PcfBackend(Backend):
         if self.stats is not None:
             snap.throughput = self._statistics(snap)
         return snap
+
+    def _native_ha(self, snap: QmgrSnapshot, qmgr_status: list[dict], attributes: list[dict]) -> None:
+        """Native HA instances (issue 39), as the runmqsc back-end reads them: "not Native HA" (the queue manager
+        says MQRCCF_NHA_NOT_AVAILABLE, or no instance answers, or its command level predates Native HA) gives no
+        series and no error; any other MQ error, or no answer where the status names a Native HA instance, is the
+        ``nativeha`` source's failure while the rest of the snapshot stands."""
+        level = _int(attributes[0].get(MQIA_COMMAND_LEVEL)) if attributes else None
+        if level is not None and level < NHA_COMMAND_LEVEL:
+            return
+        try:
+            items = self._adapter.native_ha_status()
+        except Exception as exc:  # noqa: BLE001 - MQMIError and friends: only this source fails
+            reason = getattr(exc, "reason", None)
+            detail = f"MQRC {reason}" if reason is not None else type(exc).__name__
+            snap.source_errors["nativeha"] = self._secret_free(
+                f"INQUIRE_Q_MGR_STATUS (Native HA) failed ({detail}): {exc}")[:300]
+            return
+        snap.native_ha = native_ha_from_pcf(items or [])
+        configured = any(_text(item.get(MQCACF_NHA_INSTANCE_NAME, "")) for item in qmgr_status)
+        if snap.native_ha is None and configured:
+            snap.source_errors["nativeha"] = ("INQUIRE_Q_MGR_STATUS (Native HA): no instance in the answer, but the "
+                                              "queue manager status names a Native HA instance")
 
     def _statistics(self, snap: QmgrSnapshot) -> Throughput:
         """The statistics source's reading; its failure is its own (the snapshot's other figures stand)."""

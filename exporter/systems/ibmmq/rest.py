@@ -1,10 +1,11 @@
 """IBM MQ back-end through the administrative REST API of the mqweb server.
 
-One snapshot is at most seven HTTPS requests, each bounded by ``timeout`` and ``max_response_bytes``: ``GET
+One snapshot is at most eight HTTPS requests, each bounded by ``timeout`` and ``max_response_bytes``: ``GET
 .../admin/qmgr/{qmgr}`` for the state, then (v2/v3) the ``runCommandJSON`` DISPLAYs of the runmqsc back-end
-(QSTATUS, QLOCAL, CHSTATUS, and the optional CHANNEL, QMSTATUS, QMGR, whose failures are the snapshot's
-``source_errors``) or (v1) the ``/queue`` resource and a best-effort DISPLAY CHSTATUS.  The answers are read by
-:mod:`.parse`; the paths, answer shapes and error bodies it relies on are in ``docs/notes/ibmmq.md``.
+(QSTATUS, QLOCAL, CHSTATUS, and the optional CHANNEL, QMSTATUS, QMGR and QMSTATUS TYPE(NATIVEHA), whose failures
+are the snapshot's ``source_errors``) or (v1) the ``/queue`` resource and a best-effort DISPLAY CHSTATUS.  The
+answers are read by :mod:`.parse`; the paths, answer shapes and error bodies it relies on are in
+``docs/notes/ibmmq.md``.
 
 HTTP is urllib from the standard library: four plain requests need no client dependency, and urllib lets the
 back-end refuse redirects and proxies and cap the size of an answer in a few lines.
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ...core.secrets import remember, scrub
+from . import mqscmap
 from .model import Backend, BackendError, QmgrSnapshot, QueueStatus
 from .parse import (
     AnswerShapeError,
@@ -41,7 +43,13 @@ from .parse import (
     queues_from_mqsc_json,
     queues_from_v1,
 )
-from .pcf import MQRC_STANDBY_Q_MGR, MQRC_UNKNOWN_OBJECT_NAME, MQRCCF_CHL_STATUS_NOT_FOUND
+from .pcf import (
+    MQRC_STANDBY_Q_MGR,
+    MQRC_UNKNOWN_OBJECT_NAME,
+    MQRCCF_CHL_STATUS_NOT_FOUND,
+    MQRCCF_NHA_NOT_AVAILABLE,
+    NHA_COMMAND_LEVEL,
+)
 from .states import STATES, qmgr_state
 
 log = logging.getLogger(__name__)
@@ -69,6 +77,10 @@ QMSTATUS_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier":
                     "responseParameters": ["all"]}
 QMGR_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "qmgr",
                 "responseParameters": ["version", "cmdlevel", "qmid", "platform", "deadq", "maxhands"]}
+# issue 39: DISPLAY QMSTATUS TYPE(NATIVEHA) ALL (NHATYPE(INSTANCE) by default), read by mqscmap.native_ha like the
+# runmqsc answer; an item failing with MQRCCF_NHA_NOT_AVAILABLE says "not Native HA" (no series, no error).
+NATIVEHA_COMMAND = {"type": "runCommandJSON", "command": "display", "qualifier": "qmstatus",
+                    "parameters": {"type": "nativeha"}, "responseParameters": ["all"]}
 V1_QUEUE_QUERY = ("type=local&status=status.currentDepth,status.oldestMessageAge,status.openInputCount,"
                   "status.openOutputCount&attributes=storage.maximumDepth")
 
@@ -395,6 +407,32 @@ class RestBackend(Backend):
         qmstatus = self._optional(snap, QMSTATUS_COMMAND)
         qmgr = self._optional(snap, QMGR_COMMAND)
         snap.health = health_from_mqsc_json(qmstatus or [], qmgr or [])
+        self._native_ha(snap, qmstatus or [])
+
+    def _native_ha(self, snap: QmgrSnapshot, qmstatus: list[dict[str, Any]]) -> None:
+        """Native HA instances (issue 39), as the runmqsc back-end reads them: "not Native HA" (MQ answers
+        MQRCCF_NHA_NOT_AVAILABLE, or no instance, or the command level predates Native HA) gives no series and no
+        error; any other failure, or no instance where QMSTATUS names one (INSTANCE, 9.4), is the ``nativeha``
+        source's error while the rest stands."""
+        level = snap.health.command_level if snap.health is not None else ""
+        if level.isdigit() and int(level) < NHA_COMMAND_LEVEL:
+            return
+        timed_out = next((k for k, v in snap.source_errors.items() if "timed out" in v), None)
+        if timed_out is not None:
+            snap.source_errors["nativeha"] = (f"DISPLAY QMSTATUS TYPE(NATIVEHA) not sent: "
+                                              f"DISPLAY {timed_out.upper()} timed out")
+            return
+        try:
+            items = self._mqsc(NATIVEHA_COMMAND, (MQRCCF_NHA_NOT_AVAILABLE,))
+        except BackendError as exc:  # not authorised, a syntax error on an older MQ, timed out, ...
+            snap.source_errors["nativeha"] = self._secret_free(str(exc))[:500]
+            log.info("queue manager %s: %s", self.qmgr, snap.source_errors["nativeha"])
+            return
+        snap.native_ha = mqscmap.native_ha(mqscmap.upper_keys(item) for item in items)
+        configured = any(mqscmap.text(mqscmap.upper_keys(item).get("INSTANCE")) for item in qmstatus)
+        if snap.native_ha is None and configured:
+            snap.source_errors["nativeha"] = ("DISPLAY QMSTATUS TYPE(NATIVEHA): no instance in the answer, but "
+                                              "QMSTATUS names a Native HA instance")
 
     def close(self) -> None:
         self._opener = None

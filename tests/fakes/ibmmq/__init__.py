@@ -19,11 +19,12 @@ whose MQSUB fails with 2035, e.g. one queue's ``STATQ/OUTPUT/``) and ``maxhands`
 hold, 256 by default as the queue manager's MAXHANDS; one more fails with 2017).  Health (issue 28), each a PCF
 answer keyed by parameter id: ``qmgr_status`` (over MQIACF_Q_MGR_STATUS 2), ``qmgr_attrs``, ``channel_status``
 and ``channels`` (lists; no channel status answers MQRCCF_CHL_STATUS_NOT_FOUND), per queue ``status`` and
-``definition`` (over the defaults; a None value leaves a parameter out).  TLS: ``ssl_cipher`` (the SVRCONN's
-SSLCIPH; connecting without a matching cipher fails with 2393), the key repository must exist as ``<stem>.kdb`` and
-``<stem>.sth`` (else 2381) and a CCDT URL is read as IBM's JSON CCDT (no entry for the queue manager: 2058).
-:func:`handles` counts the
-subscription handles opened, closed (MQCLOSE) and closed by the disconnect, as a queue manager would see them.
+``definition`` (over the defaults; a None value leaves a parameter out); ``native_ha`` (the Native HA instance
+answers; absent: MQRCCF_NHA_NOT_AVAILABLE 4098) and ``native_ha_error`` (a reason that inquiry fails with).
+TLS: ``ssl_cipher`` (the SVRCONN's SSLCIPH; connecting without a matching cipher fails with 2393), the key
+repository must exist as ``<stem>.kdb`` and ``<stem>.sth`` (else 2381) and a CCDT URL is read as IBM's JSON CCDT
+(no entry for the queue manager: 2058).  :func:`handles` counts the subscription handles opened, closed (MQCLOSE)
+and closed by the disconnect, as a queue manager would see them.
 """
 
 from __future__ import annotations
@@ -283,6 +284,13 @@ class PCFExecute:
 
     def MQCMD_INQUIRE_Q_MGR_STATUS(self, args: Any) -> list[dict]:
         CALLS.append(("pcf", 161, args))
+        if args.get(1445) == 1447:  # MQIACF_Q_MGR_STATUS_INFO_TYPE = MQIACF_Q_MGR_STATUS_INFO_NHA (issue 39)
+            s = scenario()
+            if s.get("native_ha_error"):
+                raise MQMIError(2, int(s["native_ha_error"]))
+            if "native_ha" not in s:  # INVENTED: MQRCCF_NHA_NOT_AVAILABLE, as IBM's constant names it
+                raise MQMIError(2, 4098)
+            return [_ids(item) for item in s["native_ha"]]
         return [_ids(scenario().get("qmgr_status", {}), {1149: 2})]
 
     def MQCMD_INQUIRE_Q_MGR(self, args: Any) -> list[dict]:

@@ -239,6 +239,9 @@ class FakeAdapter:
     def qmgr_attributes(self):
         return []
 
+    def native_ha_status(self):
+        return None  # MQRCCF_NHA_NOT_AVAILABLE: not Native HA
+
     def close(self):
         self.closed = True
 

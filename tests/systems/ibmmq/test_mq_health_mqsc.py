@@ -288,7 +288,8 @@ def test_rest_failed_optional_source_is_its_own_error(failing):
         mqweb.failed_qualifiers = {failing: 2035}  # not authorised to that DISPLAY
         rest = RestBackend("QM1", mqweb.base_url, timeout=5.0)
         snap = rest.snapshot()
-    assert list(snap.source_errors) == [failing]
+    # DISPLAY QMSTATUS TYPE(NATIVEHA) (issue 39) is the same qualifier: refused with it, its own source fails too
+    assert list(snap.source_errors) == [failing, *(["nativeha"] if failing == "qmstatus" else [])]
     assert snap.source_errors[failing].endswith(
         f"DISPLAY {failing.upper()} failed: DISPLAY {failing.upper()}: completion code 2, reason 2035 "
         f"(AMQ8135E: Not authorized ({failing}).)")
@@ -305,7 +306,8 @@ def test_rest_qualifier_rejected_by_an_older_mqweb():
     with FakeMqweb(_fake_from_captures("string")) as mqweb:
         mqweb.fail_status, mqweb.fail_match = 400, "qmstatus"  # HTTP 400 for that qualifier only
         snap = RestBackend("QM1", mqweb.base_url, timeout=5.0).snapshot()
-    assert list(snap.source_errors) == ["qmstatus"] and "(HTTP 400)" in snap.source_errors["qmstatus"]
+    assert list(snap.source_errors) == ["qmstatus", "nativeha"] and "(HTTP 400)" in snap.source_errors["qmstatus"]
+    assert "(HTTP 400)" in snap.source_errors["nativeha"]  # the same qualifier (issue 39): an error, not "not NHA"
     assert snap.health == QMGR_9_4_2 and len(snap.queues) == 3
 
 

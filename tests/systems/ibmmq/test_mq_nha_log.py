@@ -6,15 +6,24 @@ edits, each said where it is made): no public capture shows a replica out of syn
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from exporter.core.collector import Context
+from exporter.systems.ibmmq import mqscmap, pcf
 from exporter.systems.ibmmq.collector import IbmmqCollector
+from exporter.systems.ibmmq.model import NHA_ROLE_CODES, NHA_STATUS_CODES
 from exporter.systems.ibmmq.parse import parse_amqsrua, read_mqsc
+from exporter.systems.ibmmq.rest import RestBackend
 from exporter.systems.ibmmq.settings import IbmmqSettings
+from tests.fakes import ibmmq as fake_ibmmq
+from tests.fakes.mqweb import FakeMqweb, FakeQmgr
 
 from ...support import collect
+from .test_ibmmq import ibmmq_module  # noqa: F401 - the fixture (real ibmmq with its C part stubbed)
 from .test_mq_runmqsc import StandIns
 
 HERE = Path(__file__).resolve().parent
@@ -181,3 +190,162 @@ def test_queue_manager_without_native_ha_has_no_series_and_no_error(tmp_path):
     assert not source.ok and "DISPLAY QMSTATUS TYPE(NATIVEHA): no answer" in source.error
     assert v(samples, "ibmmq_qmgr_connection_count", qmgr="QM1") == 44  # the rest stands
     c.close()
+
+
+# ---- item 5 on the REST and PCF back-ends ------------------------------------------------------------------------
+# No genuine mqweb or PCF answer for Native HA status is public (SOURCE.md, NOT_FOUND): the answers below are the
+# genuine runmqsc capture above carried into each back-end's shape, INVENTED: runCommandJSON items with the MQSC
+# keywords in lower case (as the fake mqweb answers every DISPLAY), PCF answers keyed by cmqcfc.h's ids with the
+# MQNHAROLE_/MQNHASTATUS_/MQNHAINSYNC_/MQNHACONNACTV_ codes.  A queue manager without Native HA is taken to answer
+# MQRCCF_NHA_NOT_AVAILABLE (4098), as IBM's constant names it; that, too, is not seen in a capture.
+
+def nha_capture() -> list:
+    """The runmqsc back-end's reading of the genuine capture: what REST and PCF must give."""
+    return mqscmap.native_ha(read_mqsc(fixture(NHA)).blocks)
+
+
+def nha_as_mqsc_json(text: str) -> list[dict]:
+    """The capture's instance blocks as runCommandJSON parameters (INVENTED shape: lower-case keywords)."""
+    return [{k.lower(): val for k, val in block.items() if k not in ("TYPE", "NHATYPE")}
+            for block in read_mqsc(text).blocks if block.get("TYPE") == "NATIVEHA"]
+
+
+def rest_collector(server: FakeMqweb) -> IbmmqCollector:
+    settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [
+        {"name": "QM1", "backend": "rest", "url": server.base_url, "timeout": "5s"}]})
+    return IbmmqCollector(settings, Context())
+
+
+def test_rest_back_end_exports_native_ha_and_a_replica_out_of_sync():
+    """Before this change the REST back-end sent no DISPLAY QMSTATUS TYPE(NATIVEHA): none of these series existed
+    and ``snap.native_ha`` stayed None."""
+    with FakeMqweb(FakeQmgr("QM1", native_ha=nha_as_mqsc_json(fixture(NHA)))) as mqweb:
+        snap = RestBackend("QM1", mqweb.base_url, timeout=5.0).snapshot()
+        assert snap.native_ha == nha_capture() and "nativeha" not in snap.source_errors
+        sent = [r.body for r in mqweb.requests if r.body and r.body.get("parameters", {}).get("type") == "nativeha"]
+        assert sent == [{"type": "runCommandJSON", "command": "display", "qualifier": "qmstatus",
+                         "parameters": {"type": "nativeha"}, "responseParameters": ["all"]}]
+        mqweb.qmgr.native_ha = nha_as_mqsc_json(out_of_sync(fixture(NHA)))  # INVENTED edit, as on runmqsc
+        c = rest_collector(mqweb)
+        samples, batch = collect(c)
+        r2 = "vks-prod-nativeha-mq-ibm-mq-2"
+        assert v(samples, "middleware_ibmmq_nha_in_sync", qmgr="QM1", nha=r2) == 0
+        assert v(samples, "middleware_ibmmq_nha_backlog_bytes", qmgr="QM1", nha=r2) == 20480 * 1024
+        assert v(samples, "middleware_ibmmq_nha_role", qmgr="QM1", nha="vks-prod-nativeha-mq-ibm-mq-0") == 1
+        assert batch.reports.targets["QM1"].sources["nativeha"].ok
+        c.close()
+
+
+def test_rest_back_end_without_native_ha_has_no_series_and_no_error():
+    """MQRCCF_NHA_NOT_AVAILABLE is "not Native HA"; a command level before 9.2.2 is not asked at all; any other
+    failure, or that answer while QMSTATUS names an instance, is the ``nativeha`` source's error (the rest stands)."""
+    with FakeMqweb(FakeQmgr("QM1")) as mqweb:
+        rest = RestBackend("QM1", mqweb.base_url, timeout=5.0)
+        snap = rest.snapshot()
+        assert snap.native_ha is None and snap.source_errors == {} and rest.item_errors == []
+        c = rest_collector(mqweb)
+        samples, batch = collect(c)
+        assert batch.errors == {} and not any(n.startswith("middleware_ibmmq_nha_") for n in names(samples))
+        assert "nativeha" not in batch.reports.targets["QM1"].sources
+        c.close()
+        mqweb.qmgr.attributes = {"cmdlevel": "915"}  # MQ 9.1.5: no Native HA, and no question about it
+        mqweb.requests.clear()
+        assert rest.snapshot().source_errors == {}
+        assert not [r for r in mqweb.requests if r.body and r.body.get("parameters", {}).get("type") == "nativeha"]
+        mqweb.qmgr.attributes = {}
+        mqweb.qmgr.native_ha_reason = 3008  # MQRCCF_COMMAND_FAILED: says nothing about Native HA
+        snap = rest.snapshot()
+        assert snap.native_ha is None and "reason 3008" in snap.source_errors["nativeha"]
+        assert len(snap.source_errors) == 1 and snap.health is not None
+        mqweb.qmgr.native_ha_reason = 4098
+        mqweb.qmgr.qmstatus = {"instance": "qm1-ibm-mq-0"}  # INVENTED: QMSTATUS names an instance (9.4)
+        snap = rest.snapshot()
+        assert "names a Native HA instance" in snap.source_errors["nativeha"]
+
+
+# MQNHAROLE_ACTIVE 1 / REPLICA 2, MQNHASTATUS_NORMAL 1 / SYNCHRONIZING 3, MQNHAINSYNC_YES 1, MQNHACONNACTV_YES 1;
+# 3211 MQCACF_NHA_INSTANCE_NAME, 1460 ..._ROLE, 1459 ..._IN_SYNC, 1458 ..._BACKLOG, 1457 ..._ACTV_CONNS,
+# 1476 ..._STATUS (PCF strings blank-padded).  The active instance carries no in-sync/backlog/connection of its own.
+PCF_NHA = [
+    {"3211": "vks-prod-nativeha-mq-ibm-mq-0".ljust(48), "1460": 1, "1476": 1},
+    {"3211": "vks-prod-nativeha-mq-ibm-mq-1".ljust(48), "1460": 2, "1459": 1, "1458": 0, "1457": 1, "1476": 1},
+    {"3211": "vks-prod-nativeha-mq-ibm-mq-2".ljust(48), "1460": 2, "1459": 1, "1458": 0, "1457": 1, "1476": 1},
+]
+
+
+@pytest.fixture
+def pcf_mq(monkeypatch):
+    """The stand-in ``ibmmq`` module (tests/fakes/ibmmq) in place of IBM's."""
+    monkeypatch.setitem(sys.modules, "ibmmq", fake_ibmmq)
+    fake_ibmmq.reset()
+    yield fake_ibmmq
+    fake_ibmmq.reset()
+
+
+def pcf_scenario(mq, **scenario):
+    mq.SCENARIO = {"qmgr": "QM1", "qmgr_attrs": {"31": 942}, **scenario}
+    settings = IbmmqSettings.model_validate({"enabled": True, "queue_managers": [
+        {"name": "QM1", "backend": "pcf", "channel": "MONITOR.SVRCONN", "conn_name": "mqhost(1414)",
+         "statistics": "off"}]})
+    return IbmmqCollector(settings, Context())
+
+
+def test_pcf_back_end_reads_native_ha_as_runmqsc_does(pcf_mq):
+    """Before this change the PCF back-end asked nothing about Native HA: ``native_ha`` stayed None."""
+    backend = pcf.PcfBackend("QM1", "MONITOR.SVRCONN", "mqhost(1414)")
+    pcf_mq.SCENARIO = {"qmgr": "QM1", "qmgr_attrs": {"31": 942}, "native_ha": PCF_NHA}
+    snap = backend.snapshot()
+    backend.close()
+    assert snap.native_ha == nha_capture() and snap.source_errors == {}
+    asked = [c[2] for c in pcf_mq.CALLS if c[0] == "pcf" and c[1] == 161]
+    assert {1445: 1447, 1229: [1009]} in asked  # MQIACF_Q_MGR_STATUS_INFO_TYPE = _INFO_NHA, all attributes
+    # INVENTED out-of-sync replica: not in sync, 52428 KB behind, no active connections, SYNCHRONIZING
+    out = [*PCF_NHA[:2], {**PCF_NHA[2], "1459": 0, "1458": 52428, "1457": 0, "1476": 3}]
+    c = pcf_scenario(pcf_mq, native_ha=out)
+    samples, batch = collect(c)
+    r2 = "vks-prod-nativeha-mq-ibm-mq-2"
+    assert v(samples, "middleware_ibmmq_nha_in_sync", qmgr="QM1", nha=r2) == 0
+    assert v(samples, "middleware_ibmmq_nha_backlog_bytes", qmgr="QM1", nha=r2) == 52428 * 1024
+    assert v(samples, "middleware_ibmmq_nha_connected", qmgr="QM1", nha=r2) == 0
+    assert v(samples, "middleware_ibmmq_nha_status", qmgr="QM1", nha=r2) == 3
+    assert v(samples, "middleware_ibmmq_nha_role", qmgr="QM1", nha="vks-prod-nativeha-mq-ibm-mq-1") == 2
+    assert batch.reports.targets["QM1"].sources["nativeha"].ok
+    c.close()
+
+
+def test_pcf_back_end_without_native_ha_has_no_series_and_no_error(pcf_mq):
+    c = pcf_scenario(pcf_mq)  # no native_ha: MQRCCF_NHA_NOT_AVAILABLE
+    samples, batch = collect(c)
+    assert batch.errors == {} and not any(n.startswith("middleware_ibmmq_nha_") for n in names(samples))
+    assert "nativeha" not in batch.reports.targets["QM1"].sources
+    c.close()
+    pcf_mq.reset()
+    c = pcf_scenario(pcf_mq, qmgr_attrs={"31": 915}, native_ha_error=3008)  # 9.1.5: not asked, so no error either
+    samples, batch = collect(c)
+    assert "nativeha" not in batch.reports.targets["QM1"].sources
+    assert not [call for call in pcf_mq.CALLS if call[0] == "pcf" and 1445 in call[2]]
+    c.close()
+    pcf_mq.reset()
+    c = pcf_scenario(pcf_mq, native_ha_error=2035)  # not authorised: says nothing about Native HA
+    samples, batch = collect(c)
+    source = batch.reports.targets["QM1"].sources["nativeha"]
+    assert not source.ok and "MQRC 2035" in source.error
+    assert v(samples, "middleware_ibmmq_backend_success", qmgr="QM1", backend="pcf") == 1  # the rest stands
+    c.close()
+    pcf_mq.reset()
+    # INVENTED: the queue manager status names a Native HA instance, yet no instance answers
+    c = pcf_scenario(pcf_mq, qmgr_status={"3211": "qm1-ibm-mq-0".ljust(48)}, native_ha=[])
+    samples, batch = collect(c)
+    assert "names a Native HA instance" in batch.reports.targets["QM1"].sources["nativeha"].error
+    c.close()
+
+
+def test_nha_code_tables_match_ibm_constants(ibmmq_module):  # noqa: F811 - the fixture imported above
+    from ibmmq import CMQCFC
+
+    for word, code in NHA_ROLE_CODES.items():
+        assert getattr(CMQCFC, f"MQNHAROLE_{word}") == code
+    for word, code in NHA_STATUS_CODES.items():
+        assert getattr(CMQCFC, f"MQNHASTATUS_{'DISK_FULL' if word == 'DISKFULL' else word}") == code
+    assert pcf.MQRCCF_NHA_NOT_AVAILABLE == CMQCFC.MQRCCF_NHA_NOT_AVAILABLE
+    assert (CMQCFC.MQNHAINSYNC_YES, CMQCFC.MQNHACONNACTV_YES, CMQCFC.MQNHABACKLOG_UNKNOWN) == (1, 1, -1)

@@ -29,6 +29,7 @@ from exporter.systems.ibmmq.parse import (
 from exporter.systems.ibmmq.rest import (
     CHANNEL_COMMAND,
     CHSTATUS_COMMAND,
+    NATIVEHA_COMMAND,
     QLOCAL_COMMAND,
     QMGR_COMMAND,
     QMSTATUS_COMMAND,
@@ -119,14 +120,16 @@ def test_snapshot_through_mqsc_json(mqweb, version):
     assert snap.channels == EXPECTED_CHANNELS
     assert [(r.method, r.path) for r in mqweb.requests] == [
         ("GET", f"/ibmmq/rest/{version}/admin/qmgr/QM1"),
-    ] + [("POST", f"/ibmmq/rest/{version}/admin/action/qmgr/QM1/mqsc")] * 6
+    ] + [("POST", f"/ibmmq/rest/{version}/admin/action/qmgr/QM1/mqsc")] * 7
     assert [r.body for r in mqweb.requests[1:]] == [QSTATUS_COMMAND, QLOCAL_COMMAND, CHSTATUS_COMMAND,
-                                                    CHANNEL_COMMAND, QMSTATUS_COMMAND, QMGR_COMMAND]
+                                                    CHANNEL_COMMAND, QMSTATUS_COMMAND, QMGR_COMMAND,
+                                                    NATIVEHA_COMMAND]
     assert mqweb.requests[1].body == {
         "type": "runCommandJSON", "command": "display", "qualifier": "qstatus", "name": "*",
         "parameters": {"type": "queue"}, "responseParameters": ["all"]}
-    assert [r.body.get("qualifier") for r in mqweb.requests[4:]] == ["channel", "qmstatus", "qmgr"]
+    assert [r.body.get("qualifier") for r in mqweb.requests[4:]] == ["channel", "qmstatus", "qmgr", "qmstatus"]
     assert snap.source_errors == {} and snap.channel_definitions == []
+    assert snap.native_ha is None  # not Native HA (MQRCCF_NHA_NOT_AVAILABLE): no instances and no error
     expected_auth = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     for request in mqweb.requests:
         assert request.headers["accept"] == "application/json"
