@@ -61,10 +61,15 @@ def _run(config_path: Path) -> tuple[Scheduler, object]:
     return scheduler, config
 
 
-@pytest.fixture
-def report(tmp_path, fake_oracle) -> dict:
-    scheduler, config = _run(estate(tmp_path))
-    return build_report(scheduler, config)
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> dict:
+    """The estate's report, built once for the tests that only read it."""
+    tmp_path = tmp_path_factory.mktemp("estate")
+    with pytest.MonkeyPatch.context() as patch:
+        install_fake_oracledb(patch, tmp_path / "db.yaml", tmp_path / "oracledb.log")
+        patch.setenv("DB_PASSWORD", DB_PASSWORD)
+        scheduler, config = _run(estate(tmp_path))
+        return build_report(scheduler, config)
 
 
 def _by(report: dict) -> dict[tuple[str, str], dict]:

@@ -100,7 +100,7 @@ def test_runmqsc_back_end_exports_the_log_under_mq_prometheus_names(tmp_path):
     publication = tmp_path / "disk_log.txt"
     publication.write_text(fixture(DISK_LOG) * 2)
     amqsrua = tmp_path / "amqsrua"
-    amqsrua.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{calls}'\ncat '{publication}'\nsleep 5\n")
+    amqsrua.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{calls}'\ncat '{publication}'\nsleep 1\n")
     amqsrua.chmod(0o755)
     c = collector(mq, statistics="publications", amqsrua=str(amqsrua), monitor_interval="10s")
     collect(c)  # starts amqsrua's worker
