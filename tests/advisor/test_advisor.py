@@ -439,6 +439,7 @@ def _main(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_advise_exit_statuses(tmp_path, fake_oracle):
     code, out, _ = _main("advise", "--config", str(estate(tmp_path)), "--format", "json")
     report = json.loads(out)
@@ -539,6 +540,7 @@ def _kgl_file_estate(tmp_path: Path, text: str, **heap) -> Path:
     return estate(tmp_path, oracle=oracle)
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_kgl_heap_warnings_of_the_last_day_in_the_alert_log_file_deviate(tmp_path, fake_oracle):
     """A one-shot advise on an alert log holding heap warnings in the last day: the genuine 10.2 and 18c captures,
     three days old and then 5 and 2 hours old.  Before issue 39 this was "unknown" (the file read from its end)."""
@@ -558,6 +560,7 @@ def test_kgl_heap_warnings_of_the_last_day_in_the_alert_log_file_deviate(tmp_pat
     assert kgl["remedy"] == 'ALTER SYSTEM SET "_kgl_large_heap_warning_threshold"=54525952 SCOPE=SPFILE;'
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_kgl_a_clean_day_in_the_alert_log_file_follows(tmp_path, fake_oracle):
     """Heap warnings three days ago, then a day of ordinary messages (the captures' log switch and ORA-00600s):
     follows, and says over which window.  Before issue 39: "unknown"."""
@@ -572,6 +575,7 @@ def test_kgl_a_clean_day_in_the_alert_log_file_follows(tmp_path, fake_oracle):
         in kgl["observed"], kgl
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_kgl_an_alert_log_not_written_in_the_last_day_covers_none_of_it(tmp_path, fake_oracle):
     """A log whose newest entry is a week old (the instance writes elsewhere, or was down): no warning in the day
     is no evidence, so unknown, naming the file and its newest entry; its old warnings are not counted."""
@@ -583,6 +587,7 @@ def test_kgl_an_alert_log_not_written_in_the_last_day_covers_none_of_it(tmp_path
     assert f"(its newest: {(now - timedelta(days=7)):%Y-%m-%d}" in kgl["reason"]
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 @pytest.mark.parametrize("kind", ["missing", "directory"])
 def test_kgl_an_unreadable_alert_log_is_unknown_with_the_reason(tmp_path, fake_oracle, kind):
     config = _kgl_file_estate(tmp_path, "")
@@ -597,6 +602,7 @@ def test_kgl_an_unreadable_alert_log_is_unknown_with_the_reason(tmp_path, fake_o
     assert error in kgl["reason"], kgl
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_kgl_a_capped_tail_says_what_window_it_covered(tmp_path, fake_oracle):
     """A busy day: more than max_bytes of log since the day began.  The tail read covers from its first entry on,
     and the row says so."""
@@ -612,6 +618,7 @@ def test_kgl_a_capped_tail_says_what_window_it_covered(tmp_path, fake_oracle):
     assert timedelta(minutes=30) < covered < timedelta(hours=20), kgl["observed"]  # the tail's, not the day's
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_kgl_a_configured_window_still_wins(tmp_path, fake_oracle):
     now = datetime.now(timezone.utc)
     text = _shifted(KGL_18C, now - timedelta(hours=10)) + _shifted(KGL_10G, now - timedelta(hours=1)).split(
@@ -623,6 +630,7 @@ def test_kgl_a_configured_window_still_wins(tmp_path, fake_oracle):
     assert "heap_warnings.history is 0" in by_window["0"]["reason"]
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_kgl_view_without_privilege_is_unknown_with_the_reason(tmp_path, fake_oracle):
     config = estate(tmp_path)
     fixture = yaml.safe_load((tmp_path / "db.yaml").read_text())
@@ -690,6 +698,7 @@ def _hpom_estate(tmp_path: Path, ovconfget: str, **settings) -> Path:
     return estate(tmp_path, hpom=hpom)
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_no_rpc_and_automatic_keys_are_judged_against_the_stated_server_version(tmp_path, fake_oracle):
     """Test: Varying the Number of Active Java GUIs, footnote 4: NO_RPC exists from 8.22; Test: Suppressing Message
     Duplicates, Conclusions: OPC_CREATE_AUTO_KEYS (on by default) came with the 8.31 server patch."""
@@ -707,6 +716,7 @@ def test_no_rpc_and_automatic_keys_are_judged_against_the_stated_server_version(
     assert by[("HPOM-AUTOKEYS", "management server")]["observed"].startswith("OPC_CREATE_AUTO_KEYS=TRUE (default)")
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_msi_is_not_judged_from_this_hosts_process_table_for_a_remote_server(tmp_path, fake_oracle):
     """host1's process table runs opcmsgm (the estate's MSI program); a server read through a command prefix must
     not be judged on it."""
@@ -750,6 +760,7 @@ def _vhi_host(tmp_path: Path, affinity: str, topology: str | None) -> Path:
     ("smt_n_n8", "0-31", "deviates", 8, "0-3,8-11"),  # an affinity wider than the host: only CPUs it has
     ("recorded_2cpu", "0-1", "follows", 2, None),
 ])
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_vhi_cores_are_read_from_the_cpu_topology(tmp_path, topology, affinity, status, cores, cpus):
     rec = _advise(_vhi_host(tmp_path, affinity, topology))[("VHI-CPU", "session server")]
     assert rec["status"] == status and rec["observed_value"] == cores, rec
@@ -757,6 +768,7 @@ def test_vhi_cores_are_read_from_the_cpu_topology(tmp_path, topology, affinity, 
         assert f"taskset -a -cp {cpus} " in rec["remedy"], rec["remedy"]
 
 
+@pytest.mark.integration  # the advise command collecting a whole estate (about 1-3 s)
 def test_vhi_cores_without_a_topology_are_not_guessed(tmp_path):
     rec = _advise(_vhi_host(tmp_path, "0-7", None))[("VHI-CPU", "session server")]
     assert rec["status"] == "unknown" and rec["reason"].startswith("not readable: the session server's CPU"), rec
