@@ -467,7 +467,7 @@ local utils = import '../lib/utils.libsonnet';
           // in a few minutes: for: 10m lets that pass. $value is 0.
           {
             alert: 'MiddlewareMqNativeHaNoReplicaInSync',
-            expr: 'sum by (job, instance, qmgr) (middleware_ibmmq_nha_in_sync{%(middlewareSelector)s}) == 0' % $._config,
+            expr: 'sum by (%(clusterPrefix)sjob, instance, qmgr) (middleware_ibmmq_nha_in_sync{%(middlewareSelector)s}) == 0' % $._config,
             'for': '5m',
             labels: { severity: 'critical', system: 'ibmmq', guide_row: 'none' },
             annotations: {
