@@ -325,10 +325,12 @@ def page_time(fleet: Fleet, work: Path, scale: float, shards: list[Exporter] | N
 def print_phase(label: str, phase: dict, ref: dict, hosts: int) -> None:
     cpu, rss = phase["cpu_s_per_100_per_min"], sum(phase["shard_rss_mb"])
     ref_rss = ref["rss_mb_per_100"] * hosts / 100
+    # a window shorter than the cadence may see no collection of a reference exporter: no ratio then
+    ratio = f"{cpu / ref['cpu_s_per_100_per_min']:.3f}" if ref["cpu_s_per_100_per_min"] > 0 else "n/a: none measured"
     print(f"(i) two shards, {label}: CPU {', '.join(f'{c:.3f}' for c in phase['shard_core'])} of a core, "
-          f"{cpu:.2f} s per 100 hosts per minute (ratio to the reference {cpu / ref['cpu_s_per_100_per_min']:.3f}); "
+          f"{cpu:.2f} s per 100 hosts per minute (ratio to the reference {ratio}); "
           f"RSS {', '.join(f'{r:.0f}' for r in phase['shard_rss_mb'])} MB (ratio to the reference's "
-          f"{ref_rss:.0f} MB for {hosts} hosts: {rss / ref_rss:.3f}); "
+          f"{ref_rss:.0f} MB for {hosts} hosts: {rss / ref_rss if ref_rss else float('nan'):.3f}); "
           f"healthy probes p50 {phase['healthy_p50_ms']:.1f} ms, p99 {phase['healthy_p99_ms']:.1f} ms; "
           f"hosts read {phase['hosts']}, twice {phase['read_twice']}, missed {len(phase['missed'])}")
 
