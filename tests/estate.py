@@ -58,7 +58,8 @@ def estate(tmp_path: Path, **changes) -> Path:
                  "queue_count_command": [_script(bindir / "qcount", 'echo "$(( $(wc -c < "$1") / 512 ))"\n'),
                                          "{path}"],
                  "database": {"dsn": "hpomdb.example:1521/openview", **oracle}},
-        "oracle": {"enabled": True, "interval": 60, "timeout": 5, "databases": [
+        # 20 s: two databases' fifty-odd stand-in queries run one after the other, slow on a loaded machine
+        "oracle": {"enabled": True, "interval": 60, "timeout": 20, "databases": [
             {"name": "opcdb", "dsn": "opcdb.example:1521/openview", "hpom": True, **oracle},
             {"name": "erp", "dsn": "erp.example:1521/erp", "dedicated_host": True, **oracle}]},
         "ibmmq": {"enabled": True, "interval": 60, "timeout": 10, "queue_managers": [
