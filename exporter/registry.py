@@ -206,6 +206,17 @@ def _collector_timeout(module: ModuleSettings) -> float:
     return max(module.timeout - 1.0, module.timeout / 2)
 
 
+def _seconds(value: Any) -> float | None:
+    """A configured duration (a number or ``15s``, read by the settings' own parse_duration) in seconds, or None."""
+    from .core.settings import parse_duration
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        return None
+    return float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None
+
+
 def module_settings(name: str, module: ModuleSettings, target: str,
                     ssh_prefix: Any = None) -> list[tuple[Registered, CollectorSettings]]:
     """The settings of each collector of module ``name`` for ``target`` (checked by the caller): its section with
@@ -220,12 +231,12 @@ def module_settings(name: str, module: ModuleSettings, target: str,
         at = f"modules.{name}.collectors.{system}"
         raw = dict(substitute(section, target, host, port))
         raw.setdefault("timeout", _collector_timeout(module))
-        raw.setdefault("interval", max(float(raw["timeout"]) if isinstance(raw["timeout"], (int, float)) else 0,
-                                       module.timeout, 15.0))
+        timeout = _seconds(raw["timeout"])  # None: not a duration, which the settings' validation reports
+        raw.setdefault("interval", max(timeout or 0.0, module.timeout, 15.0))
         raw["enabled"] = True
-        if system == "filesystem" and "statfs_timeout" not in raw and isinstance(raw["timeout"], (int, float)):
+        if system == "filesystem" and "statfs_timeout" not in raw and timeout is not None:
             # its stuck-mount prober's limit must leave half the run: at most half a short probe's timeout
-            raw["statfs_timeout"] = min(entry.Settings.model_fields["statfs_timeout"].default, raw["timeout"] / 2)
+            raw["statfs_timeout"] = min(entry.Settings.model_fields["statfs_timeout"].default, timeout / 2)
         if system in _TEXT_BACKEND:
             raw.setdefault("backend", "text")
             if raw["backend"] != "text":
@@ -237,8 +248,8 @@ def module_settings(name: str, module: ModuleSettings, target: str,
                                      f"prefix, not both")
                 text["command_prefix"] = (ssh_prefix or ssh_prefix_of(module))(target)
             text.setdefault("target", target)
-            if "command_timeout" not in text and isinstance(raw["timeout"], (int, float)):
-                text["command_timeout"] = max(float(raw["timeout"]) * 0.8, 0.5)
+            if "command_timeout" not in text and timeout is not None:
+                text["command_timeout"] = max(timeout * 0.8, 0.5)
             raw["text"] = text
         try:
             result.append((entry, entry.Settings.model_validate(raw)))

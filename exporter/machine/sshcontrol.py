@@ -23,7 +23,6 @@ stay possible in the operator's own ssh configuration file, which is the operato
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
@@ -80,14 +79,6 @@ class ControlDirectory:
                 path = tempfile.mkdtemp(prefix="mwx-ssh-", dir="/tmp")
             self._path = path
         return self._path
-
-    def sockets(self) -> list[str]:
-        if self._path is None:
-            return []
-        try:
-            return sorted(os.path.join(self._path, name) for name in os.listdir(self._path))
-        except OSError:
-            return []
 
     def close(self) -> None:
         if self._path is not None:
