@@ -239,6 +239,15 @@ def test_collections_of_a_module_never_exceed_its_concurrency_and_a_probe_withou
             thread.join(10)
         assert world.most == 2 and sum(world.runs.values()) == 2
         assert all(value(text, "middleware_probe_success") == 0 for text in results)
+        # A probe's deadline and its collection's wait for a slot are both 0.3 s: the probe may answer before the
+        # collection without a slot has given up, so wait (not sleep) for both to have given up
+        gave_up = threading.Event()
+        for _ in range(200):
+            if prober._collections.get(("unix", "no_slot"), 0) == 2:
+                gave_up.set()
+                break
+            gave_up.wait(0.05)
+        assert gave_up.is_set(), prober._collections
         status = {item["target"]: item for item in prober.status()}
         assert sum(1 for item in status.values() if item["running"]) == 2
         assert sum(1 for item in status.values() if "no free collection slot" in (item["note"] or "")) == 2
