@@ -20,14 +20,18 @@ probe
   pair, or a retry, read one collection);
 - serves the last collection while the target backs off after a failed one (``backoff``: doubling waits, so a hung
   or refusing host is tried about once per wait, not on every scrape);
-- else starts a collection in a thread of its own, which takes one of the module's ``concurrency`` slots, and waits
-  for it at most the probe's deadline (``timeout``, or the scrape timeout Prometheus sends, less half a second).
-  A collection not finished by then is answered with the last one, or with ``middleware_probe_success 0`` and the
-  reason; it finishes in the background and the next probe serves it.
+- serves a collection read ahead for it: from the gap between a target's probes the read-ahead thread knows
+  when the next one is due and starts a collection to end just before it;
+- else starts a collection in a thread of its own, which takes one of the module's ``concurrency`` slots.  If the
+  target's last collection is younger than ``max_staleness`` the probe is answered with it at once and the next
+  probe is served the new one (stale while collecting; the age is in ``middleware_probe_collection_age_seconds``);
+  else (a target's first probe) it waits for the new one at most the probe's deadline (``timeout``, or the scrape
+  timeout Prometheus sends, less half a second).  A collection not finished by then is answered with
+  ``middleware_probe_success 0`` and the reason; it finishes in the background and the next probe serves it.
 
 So a hung host holds one slot for at most its collectors' timeout and delays no other target's probe: a probe
-waits only for its own target's collection.  Targets no longer probed for ``idle`` seconds are closed and
-forgotten.
+waits only for its own target's first collection.  Targets no longer probed for ``idle`` seconds are closed and
+forgotten by the read-ahead thread.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ log = logging.getLogger("middleware_exporter")
 DEADLINE_MARGIN = 0.5  # seconds kept from the scrape timeout for rendering and the network
 READ_AHEAD_MARGIN = 2.0  # seconds by which a read-ahead collection is planned to end before its probe
 MAX_GAP = 3600.0  # probes further apart than this are not read ahead
+FORGET_EVERY = 60.0  # seconds between two looks for idle targets (in the read-ahead thread, not in a probe)
 
 
 class ProbeRefused(Exception):
@@ -127,6 +132,7 @@ class _Entry:
         self.read_at = float("-inf")  # the last probe counted (not an HA partner's within the freshness window)
         self.gap: float | None = None  # between the last two counted probes: when the next one is expected
         self.served = float("-inf")  # the end of the last collection a counted probe was served
+        self.ahead_finished = float("-inf")  # the end of the last collection read ahead (by the thread)
         self.retry_at = float("-inf")
         self.used_at = float("-inf")
         self.duration = 0.0
@@ -164,6 +170,7 @@ class Prober:
         self._ahead: list[tuple[float, int, _Entry]] = []  # (due, order, entry): the read-ahead collections
         self._ahead_order = itertools.count()
         self._ahead_lock = threading.Condition()
+        self._forgot_at = float("-inf")
         self._on_change = on_change or (lambda: None)  # the exporter's own series changed (Scheduler.touch)
 
     # ---- deciding ------------------------------------------------------------------------------------------
@@ -237,9 +244,9 @@ class Prober:
     def probe(self, module: Module, target: str, openmetrics: bool = False, compress: bool = False,
               scrape_timeout: float | None = None) -> bytes:
         """The exposition of ``target`` (checked by :meth:`check`): a collection not served yet (read ahead for
-        this probe) or younger than the freshness window as it is; else, unless the target backs off, a new one,
-        waited for at most the deadline.  A collection already running is waited for only when there is no
-        earlier one to serve."""
+        this probe) or younger than the freshness window as it is; else, unless the target backs off, a new one is
+        started.  The last collection is served at once while it is younger than ``max_staleness``; only a target
+        without one (its first probe, or after a long silence) waits, for at most the deadline."""
         deadline = module.settings.timeout
         if scrape_timeout is not None and scrape_timeout > 0:
             deadline = max(min(deadline, scrape_timeout - DEADLINE_MARGIN), 0.1)
@@ -258,20 +265,21 @@ class Prober:
             event = entry.running
             if event is None and not unread and now - entry.finished_at >= freshness and now >= entry.retry_at:
                 event = self._start(entry, now)
-            elif event is not None and entry.success is not None:
-                event = None  # a collection is under way: serve the one before it at once
+            if event is not None and entry.success is not None and \
+                    now - entry.finished_at <= module.settings.max_staleness:
+                event = None  # serve the last collection at once; the next probe is served the new one
         if event is not None:
             event.wait(deadline)
         if counted:
             with entry.lock:
                 entry.served = max(entry.served, entry.finished_at)
-        self._forget(self._clock())
         return self._render(entry, openmetrics, compress)
 
-    def _start(self, entry: _Entry, now: float) -> threading.Event:
-        """Start a collection of ``entry`` in a thread of its own (called with ``entry.lock`` held)."""
+    def _start(self, entry: _Entry, now: float, ahead: bool = False) -> threading.Event:
+        """Start a collection of ``entry`` in a thread of its own (called with ``entry.lock`` held); ``ahead``:
+        by the read-ahead thread, for a probe expected soon."""
         event = entry.running = threading.Event()
-        threading.Thread(target=self._collect, args=(entry, event, now + entry.module.settings.timeout),
+        threading.Thread(target=self._collect, args=(entry, event, now + entry.module.settings.timeout, ahead),
                          name=f"probe-{entry.module.name}", daemon=True).start()
         return event
 
@@ -289,9 +297,12 @@ class Prober:
             self._ahead_lock.notify()
 
     def tick(self) -> None:
-        """Start the read-ahead collections that are due (the read-ahead thread calls it; tests with their own
-        clock call it themselves)."""
+        """Start the read-ahead collections that are due and forget the idle targets (the read-ahead thread
+        calls it; tests with their own clock call it themselves)."""
         now = self._clock()
+        if now - self._forgot_at >= FORGET_EVERY:
+            self._forgot_at = now
+            self._forget(now)
         due = []
         with self._ahead_lock:
             while self._ahead and self._ahead[0][0] <= now:
@@ -299,23 +310,23 @@ class Prober:
         for entry in due:
             with entry.lock:
                 if self._closed or entry.running is not None or now < entry.retry_at or \
-                        entry.finished_at > entry.served:
-                    continue  # still running, backing off, or the last one not read yet
-                self._start(entry, now)
+                        entry.ahead_finished > entry.served:
+                    continue  # still running, backing off, or the last one read ahead not served yet
+                self._start(entry, now, ahead=True)
 
     def _read_ahead(self) -> None:
         while not self._closed:
             self.tick()
             with self._ahead_lock:
-                wait = (self._ahead[0][0] - self._clock()) if self._ahead else 60.0
+                wait = (self._ahead[0][0] - self._clock()) if self._ahead else FORGET_EVERY
                 if wait > 0 and not self._closed:
-                    self._ahead_lock.wait(min(wait, 60.0))
+                    self._ahead_lock.wait(min(wait, FORGET_EVERY))
 
     def start(self) -> None:
         """Start the read-ahead thread (the serving exporter)."""
         threading.Thread(target=self._read_ahead, name="probe-read-ahead", daemon=True).start()
 
-    def _collect(self, entry: _Entry, event: threading.Event, give_up: float) -> None:
+    def _collect(self, entry: _Entry, event: threading.Event, give_up: float, ahead: bool) -> None:
         module = entry.module
         result = "no_slot"
         try:
@@ -341,6 +352,8 @@ class Prober:
                 entry.note = None
                 entry.duration = max((s.duration or 0.0) for s in states) if states else 0.0
                 entry.finished_at = self._clock()
+                if ahead:
+                    entry.ahead_finished = entry.finished_at
                 if down:
                     entry.retry_at = entry.finished_at + entry.backoff.failed()
                 else:

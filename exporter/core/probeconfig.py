@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from .settings import Duration, StrictModel, check_regex
+from .settings import Duration, DurationOrZero, StrictModel, check_regex
 
 MODULE_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
@@ -73,6 +73,12 @@ class ModuleSettings(StrictModel):
     freshness: float = Field(30.0, ge=0, le=3600,
                              description="Seconds a collection is served again (HA pairs, retries); 0: every probe "
                                          "collects. Below the scrape interval.")
+    max_staleness: DurationOrZero = Field(
+        600.0, description="When a probe must start a new collection and the target's last one is at most this "
+                           "old, the probe is answered with the last one at once and the next probe is served the "
+                           "new one (middleware_probe_collection_age_seconds says how old it is); 0: a probe waits "
+                           "for the new collection, up to its deadline. Above the back-off cap, so a target that "
+                           "backs off is never waited for.")
     concurrency: int = Field(16, ge=1, le=1024, description="Collections of this module running at once.")
     allow: str = Field("", description="Regular expression (whole match) of targets accepted outside the "
                                        "inventory; empty: only the inventory's targets of this module.")

@@ -33,6 +33,7 @@ def check_regex(value: str) -> str:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+DurationOrZero = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]  # 0 turns the behaviour off
 
 
 class StrictModel(BaseModel):

@@ -35,7 +35,7 @@ class Fake(Collector):
     description = "stand-in"
 
     def __init__(self, target: str, world: "World") -> None:
-        super().__init__(CollectorSettings(timeout=5, interval=15), None)
+        super().__init__(CollectorSettings(timeout=world.timeout, interval=max(15, world.timeout)), None)
         self.target = target
         self.world = world
         self.closed = False
@@ -79,6 +79,7 @@ class World:
         self.gates: dict[str, threading.Event] = {}
         self.entered: dict[str, threading.Event] = {}
         self.built: list[Fake] = []
+        self.timeout = 5.0  # the stand-in collectors' own timeout
 
     def block(self, target: str) -> threading.Event:
         self.gates[target] = threading.Event()
@@ -173,7 +174,7 @@ def test_allow_pattern_admits_targets_outside_the_inventory_whole_match_only():
 
 def test_a_collection_is_served_again_within_the_freshness_window():
     clock = Clock()
-    prober, world = make(clock=clock, freshness=30)
+    prober, world = make(clock=clock, freshness=30, max_staleness=0)  # every new collection waited for
     first = body(prober, "t1")
     second = body(prober, "t1")  # an HA pair's second server
     assert world.runs == {"t1": 1}
@@ -188,7 +189,7 @@ def test_a_collection_is_served_again_within_the_freshness_window():
 
 def test_a_failing_target_backs_off_and_reports_its_state_meanwhile():
     clock = Clock()
-    prober, world = make(clock=clock, freshness=0, backoff={"first": 15, "cap": 60})
+    prober, world = make(clock=clock, freshness=0, backoff={"first": 15, "cap": 60}, max_staleness=0)
     world.down.add("t1")
     text = body(prober, "t1")
     assert value(text, 'middleware_target_up{collector="fake",target="t1"}') == 0
@@ -262,6 +263,8 @@ def test_idle_targets_are_closed_and_forgotten():
     body(prober, "t1")
     clock.now += 101
     body(prober, "t2")
+    assert not any(c.closed for c in world.built)  # a probe does not look (the read-ahead thread does)
+    prober.tick()
     assert [c.target for c in world.built if c.closed] == ["t1"]
     assert [item["target"] for item in prober.status()] == ["t2"]
 
@@ -306,6 +309,7 @@ def test_a_target_is_read_ahead_of_its_next_expected_probe_which_then_waits_for_
     body(prober, "t1")
     clock.now += 60
     body(prober, "t1")  # the second probe: the gap (60 s) is known from now on
+    _settled(prober)  # it was served the first collection at once and made a new one
     assert world.runs == {"t1": 2}
     clock.now += 30
     prober.tick()
@@ -330,6 +334,7 @@ def test_an_ha_partner_within_the_window_neither_collects_nor_shortens_the_expec
     body(prober, "t1")  # the second Prometheus of the pair
     clock.now += 50
     body(prober, "t1")
+    _settled(prober)
     assert world.runs == {"t1": 2}
     entry = next(iter(prober._entries.values()))
     assert entry.gap == 60
@@ -341,6 +346,7 @@ def test_a_probe_during_a_read_ahead_collection_is_served_the_previous_one_at_on
     body(prober, "t1")
     clock.now += 60
     body(prober, "t1")
+    _settled(prober)
     gate = world.block("t1")
     try:
         clock.now += 58
@@ -349,7 +355,7 @@ def test_a_probe_during_a_read_ahead_collection_is_served_the_previous_one_at_on
         clock.now += 2
         text = body(prober, "t1")  # returns without waiting for it
         assert value(text, 'middleware_fake_reading{target="t1"}') == 2 and not gate.is_set()
-        assert value(text, "middleware_probe_collection_age_seconds") == 60
+        assert value(text, "middleware_probe_collection_age_seconds") == 60  # the second probe's catch-up
     finally:
         world.release()
 
@@ -360,8 +366,74 @@ def test_a_target_no_longer_probed_is_read_ahead_once_at_most():
     body(prober, "t1")
     clock.now += 60
     body(prober, "t1")
+    _settled(prober)
     for _ in range(5):
         clock.now += 60
         prober.tick()
         _settled(prober)
     assert world.runs == {"t1": 3}
+
+
+def _answered(prober: Prober, target: str) -> str:
+    """The probe's answer, which must come while the collection it started still hangs (it would wait 600 s):
+    10 s is a bound on a hang, not a measure of speed."""
+    results: list[str] = []
+    thread = threading.Thread(target=lambda: results.append(body(prober, target)), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert results, "the probe waited for the collection it started"
+    return results[0]
+
+
+def test_a_probe_is_answered_with_the_last_collection_at_once_while_a_new_one_is_made():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=0, timeout=600)
+    world.timeout = 600
+    assert value(body(prober, "t1"), 'middleware_fake_reading{target="t1"}') == 1  # the first probe waits
+    gate = world.block("t1")
+    try:
+        clock.now += 60
+        text = _answered(prober, "t1")  # the new collection hangs: answered with the last one, not at 600 s
+        assert world.entered["t1"].wait(10) and not gate.is_set()
+        assert value(text, 'middleware_fake_reading{target="t1"}') == 1
+        assert value(text, "middleware_probe_collection_age_seconds") == 60
+    finally:
+        world.release()
+    _settled(prober)
+    text = body(prober, "t1")  # the next probe is served the new one and starts no other
+    assert value(text, 'middleware_fake_reading{target="t1"}') == 2 and world.runs == {"t1": 2}
+
+
+def test_a_collection_older_than_max_staleness_is_not_served_at_once():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=0, timeout=30, max_staleness=300)
+    body(prober, "t1")
+    clock.now += 301
+    world.block("t1")
+    results = []
+    thread = threading.Thread(target=lambda: results.append(body(prober, "t1")))
+    thread.start()
+    try:
+        assert world.entered["t1"].wait(10)
+        assert thread.is_alive() and results == []  # waits for the new collection (its deadline is 30 s)
+    finally:
+        world.release()
+        thread.join(30)
+    assert value(results[0], 'middleware_fake_reading{target="t1"}') == 2
+
+
+def test_a_target_backing_off_is_answered_at_once_when_it_is_tried_again():
+    clock = Clock()
+    prober, world = make(clock=clock, freshness=0, timeout=600, backoff={"first": 15, "cap": 60})
+    world.timeout = 600
+    world.down.add("t1")
+    body(prober, "t1")
+    clock.now += 16
+    gate = world.block("t1")  # tried again and hangs: the probe does not wait for it
+    try:
+        text = _answered(prober, "t1")
+        assert world.entered["t1"].wait(10) and not gate.is_set()
+        assert value(text, "middleware_probe_success") == 0
+        assert value(text, 'middleware_target_up{collector="fake",target="t1"}') == 0
+    finally:
+        world.release()
