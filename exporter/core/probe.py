@@ -79,7 +79,7 @@ PROBE_DURATION = MetricSpec(f"{NAMESPACE}_probe_duration_seconds", "gauge",
                             "blackbox_exporter: probe_duration_seconds")
 PROBE_AGE = MetricSpec(f"{NAMESPACE}_probe_collection_age_seconds", "gauge",
                        "Seconds since the collection served finished: 0 for one made for this probe, more for one "
-                       "served again (freshness window, back-off, or a collection still running at the deadline).",
+                       "served again (freshness window, back-off, or while a new one is made: max_staleness).",
                        ())
 PROBE_BACKOFF = MetricSpec(f"{NAMESPACE}_probe_backoff_seconds", "gauge",
                            "Seconds until the target is read again after failed collections (0: not backing off).",
