@@ -380,7 +380,8 @@ def run_command(
                              f"{time.monotonic() - started:.3g}s)")
     if outcome == "deadline":
         if by_scope:
-            raise CommandTimeout(f"{name}: killed at the deadline of its run ({limit:.3g}s left of {timeout:g}s)")
+            raise CommandTimeout(f"{name}: killed at the deadline of its run, {limit:.3g}s after it started (its "
+                                 f"own timeout: {timeout:g}s)")
         raise CommandTimeout(f"{name}: timed out after {timeout:g}s")
     result = CommandResult(
         argv=argv,
