@@ -1,28 +1,34 @@
-"""The forced command of one simulated host of tests/fleet.py: ``python fakehost.py <host> <fleet dir>``.
+"""The forced command of one simulated host of tests/fleet.py: ``python -I -S fakehost.py <host> <fleet dir>``.
 
 sshd runs it instead of whatever the client asked for (``command="..."`` in authorized_keys) and puts the
-client's command line in ``SSH_ORIGINAL_COMMAND``.  Nothing of that line is ever executed: it is split as a
-POSIX shell would split it (no expansion), its first word must be one of the host's tools (sar, vmstat, iostat,
-uptime, df, bdf, mount) and every argument a plain token; then the genuine capture the fleet mapped to that
-tool on the host's platform is printed.  Anything else (``sar; touch x``, ``$(...)``, a path) is refused with
-exit status 127, as a restricted remote account refuses it.
+client's command line in ``SSH_ORIGINAL_COMMAND``.  Nothing of that line is ever executed: it may hold only
+plain tokens (``[A-Za-z0-9_.,:=+-]``, at most 64 each) separated by spaces, so it splits as a POSIX shell would
+split it with nothing to expand or unquote; its first word must be one of the host's tools (sar, vmstat, iostat,
+uptime, df, bdf, as the fleet maps them); then the genuine capture the fleet mapped to that tool on the host's
+platform is printed (``<fleet dir>/platforms/<platform>/<tool>``, a link to the capture).  Anything else
+(``sar; touch x``, ``$(...)``, a path, a quote, a tab or a line break) is refused with exit status 127 and
+nothing on stdout, as a restricted remote account refuses it.  What the exporter sends passes: its arguments are
+plain tokens, which ``machine/remote.shell_word`` leaves unquoted, and ssh joins them with spaces.
 
-The host's behaviour is read at every call from ``<fleet dir>/hosts/<host>.json`` so a test can change it while
-the fleet runs: ``healthy`` prints at once, ``slow`` after ``delay`` seconds, ``hung`` never answers (it waits
-while the client still holds the session, and ends when the session is gone so nothing outlives the fleet).
-A refusing host never gets here: its key is left out of authorized_keys.
+The host's behaviour is read at every call from ``<fleet dir>/hosts/<host>.state`` (``<platform> <behaviour>
+<delay>``, replaced by a rename) so a test can change it while the fleet runs: ``healthy`` prints at once,
+``slow`` after ``delay`` seconds, ``hung`` never answers (it waits while the client still holds the session, and
+ends when the session is gone so nothing outlives the fleet).  A refusing host never gets here: its key is left
+out of authorized_keys.
 
-Only the standard library, started with ``-I -S``: hundreds of these run a minute.
+The fleet's hosts run tests/fakehost.sh, the same rules in sh at a fraction of the cost (a Python start per
+command saturated the machine bench/fleet.py runs 300 hosts on); it hands slow and hung hosts to this script.
+``Fleet(..., entry="python")`` forces this script for every command (bench/fakehost_cost.py's reference).
+Only the standard library, started with ``-I -S``.
 """
 
-import json
 import os
 import re
 import select
-import shlex
 import sys
 import time
 
+_LINE = re.compile(r"[A-Za-z0-9_.,:=+ -]*")  # token characters and spaces: nothing a shell would expand
 _TOKEN = re.compile(r"[A-Za-z0-9_.,:=+-]{1,64}")
 
 
@@ -44,15 +50,14 @@ def _hang() -> None:
 
 def main() -> None:
     host, fleet = sys.argv[1], sys.argv[2]
-    with open(os.path.join(fleet, "hosts", host + ".json")) as handle:
-        state = json.load(handle)
-    with open(os.path.join(fleet, "platforms.json")) as handle:
-        table = json.load(handle)[state["platform"]]
+    with open(os.path.join(fleet, "hosts", host + ".state")) as handle:
+        platform, behaviour, delay = handle.read().split()
+    tools = os.path.join(fleet, "platforms", platform)
+    table = os.listdir(tools)
     line = os.environ.get("SSH_ORIGINAL_COMMAND", "")
-    try:
-        words = shlex.split(line)
-    except ValueError:
-        _refuse(f"unparsable command {line[:80]!r}")
+    if not _LINE.fullmatch(line):
+        _refuse("a character outside [A-Za-z0-9_.,:=+-] and space: not allowed")
+    words = line.split()
     if not words:
         _refuse("no interactive login here")
     if words[0] not in table:
@@ -60,13 +65,12 @@ def main() -> None:
     for word in words[1:]:
         if not _TOKEN.fullmatch(word):
             _refuse(f"argument {word[:40]!r}: not allowed")
-    behaviour = state["behaviour"]
     if behaviour == "hung":
         _hang()
         sys.exit(1)
     if behaviour == "slow":
-        time.sleep(float(state.get("delay", 3)))
-    with open(table[words[0]], "rb") as handle:
+        time.sleep(float(delay))
+    with open(os.path.join(tools, words[0]), "rb") as handle:
         sys.stdout.buffer.write(handle.read())
 
 

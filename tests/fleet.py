@@ -1,13 +1,16 @@
 """A simulated fleet of remote Unix hosts on ONE real loopback sshd (Debian's openssh-server, tests/sshd.py), for
-tests/estate/test_fleet.py and bench/fleet.py (issue 37, item 5).
+tests/deploy/test_fleet.py, bench/fleet.py and bench/fakehost_cost.py (issue 37, item 5).
 
 Each host is a name the client's ssh configuration (``Fleet.ssh_config``) maps to the sshd: ``Host hpux017`` ->
 HostName 127.0.0.1, the port, the user, its own ed25519 key ``keys/hpux017``, the sshd's host key in a strict
-known-hosts file, BatchMode.  Its key's authorized_keys line forces ``tests/fakehost.py hpux017 <fleet dir>``,
-which prints that host's genuine captures for sar/vmstat/iostat/uptime/df/bdf (never executing what it is sent);
-a refusing host's key is not in authorized_keys at all, so ssh fails as it does against a host that does not
-trust the monitoring key.  Platforms rotate HP-UX, AIX, Solaris, Linux; behaviours are healthy, slow, hung,
-refusing and can be changed while the fleet runs (``set_behaviour``).
+known-hosts file, BatchMode.  Its key's authorized_keys line forces ``/bin/sh tests/fakehost.sh hpux017 <fleet
+dir> <python>``, which prints that host's genuine captures for sar/vmstat/iostat/uptime/df/bdf (never executing
+what it is sent) and hands a slow or hung host to tests/fakehost.py; sh because a Python start per command, a few
+hundred a minute, cost more CPU than the exporters the fleet is there to measure (bench/fakehost_cost.py;
+``entry="python"`` forces fakehost.py for every command, the old way).  A refusing host's key is not in
+authorized_keys at all, so ssh fails as it does against a host that does not trust the monitoring key.
+Platforms rotate HP-UX, AIX, Solaris, Linux; behaviours are healthy, slow, hung, refusing and can be changed while
+the fleet runs (``set_behaviour``).
 
 ``PLATFORMS`` says which capture answers which tool on which platform, ``EXPECTED`` the figures a person reads
 off those captures (what an exporter reading the host must report), ``probe_modules``/``inventory`` the shards'
@@ -19,7 +22,6 @@ modules and inventory (docs/estate.md).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shlex
 import subprocess
@@ -33,6 +35,8 @@ from .sshd import LoopbackSshd
 from .support import REPO, running_under
 
 FAKEHOST = Path(__file__).resolve().parent / "fakehost.py"
+FAKEHOST_SH = Path(__file__).resolve().parent / "fakehost.sh"
+ENTRIES = ("sh", "python")  # the forced command: fakehost.sh (slow and hung hosts to fakehost.py), or fakehost.py
 BEHAVIOURS = ("healthy", "slow", "hung", "refusing")
 
 
@@ -120,23 +124,30 @@ def _keygen(path: Path) -> None:
 
 class Fleet:
     """The fleet's directory (``work``): sshd's files (sshd/), one key per host (keys/, or ``key_cache`` shared
-    between fleets of a session), the ssh configuration (ssh_config), the hosts' states (hosts/*.json) and the
-    capture table (platforms.json) that tests/fakehost.py reads."""
+    between fleets of a session), the ssh configuration (ssh_config), the hosts' states (hosts/<host>.state) and
+    the capture table (platforms/<platform>/<tool>, links to the captures) that the forced command reads;
+    ``entry`` chooses that command (``ENTRIES``), ``account_rc`` lets the account's bash read ~/.bashrc for each
+    command as it did before (off: the machine's rc files are no part of a simulated host)."""
 
-    def __init__(self, work: Path, hosts: list[Host], key_cache: Path | None = None) -> None:
+    def __init__(self, work: Path, hosts: list[Host], key_cache: Path | None = None, entry: str = "sh",
+                 account_rc: bool = False) -> None:
+        assert entry in ENTRIES, entry
         self.work = work
+        self.entry = entry
         self.hosts = {host.name: host for host in hosts}
         self.keys = key_cache or work / "keys"
         self.keys.mkdir(parents=True, exist_ok=True)
-        (work / "hosts").mkdir(parents=True, exist_ok=True)
         # MaxStartups: hundreds of handshakes at once (the default 10:30:100 drops connections from the 11th);
         # MaxSessions: sessions multiplexed over one kept master connection (ControlMaster).
-        self.sshd = LoopbackSshd(work / "sshd", options="MaxStartups 1000\nMaxSessions 100\nLoginGraceTime 30\n")
+        # SHLVL=1: the account's bash reads ~/.bashrc for a command from sshd only at shell level 1, and this
+        # account's runs ``pyenv init`` (100 ms of CPU a command here), a cost of the machine the fleet runs on, not
+        # of a monitored host (``account_rc=True`` keeps it: how the fleet ran before)
+        self.sshd = LoopbackSshd(work / "sshd", environment=None if account_rc else {"SHLVL": "1"},
+                                 options="MaxStartups 1000\nMaxSessions 100\nLoginGraceTime 30\n")
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(_keygen, (self.keys / name for name in self.hosts)))
-        (work / "platforms.json").write_text(json.dumps(
-            {platform: {tool: str(folder / name) for tool, (folder, name) in tools.items()}
-             for platform, (_, tools) in PLATFORMS.items()}))
+        write_platforms(work, {platform: {tool: folder / name for tool, (folder, name) in tools.items()}
+                               for platform, (_, tools) in PLATFORMS.items()})
         for host in hosts:
             self._write_state(host)
         self._write_authorized_keys()
@@ -156,19 +167,14 @@ class Fleet:
 """ for name in self.hosts))
 
     def _write_state(self, host: Host) -> None:
-        path = self.work / "hosts" / f"{host.name}.json"
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"platform": host.platform, "behaviour": host.behaviour,
-                                         "delay": host.delay}))
-        temporary.replace(path)  # a fakehost starting now reads the old state or the new, never half of one
+        write_state(self.work, host.name, host.platform, host.behaviour, host.delay)
 
     def _write_authorized_keys(self) -> None:
-        python = os.path.realpath(sys.executable)
         lines = []
         for name, host in self.hosts.items():
             if host.behaviour == "refusing":
                 continue
-            command = " ".join(shlex.quote(part) for part in (python, "-I", "-S", str(FAKEHOST), name, str(self.work)))
+            command = forced_command(self.entry, name, self.work)
             key = (self.keys / f"{name}.pub").read_text().split()
             lines.append(f'restrict,command="{command}" {key[0]} {key[1]} {name}\n')
         path = self.sshd.work / "authorized_keys"
@@ -222,6 +228,40 @@ class Fleet:
 
     def by_behaviour(self, behaviour: str) -> list[str]:
         return [name for name, host in self.hosts.items() if host.behaviour == behaviour]
+
+
+def forced_command(entry: str, name: str, work: Path) -> str:
+    """The ``command="..."`` of host ``name``'s authorized_keys line (a shell command line: sshd runs it with the
+    account's shell, ``-c``)."""
+    python = os.path.realpath(sys.executable)
+    if entry == "sh":
+        argv = ["/bin/sh", str(FAKEHOST_SH), name, str(work), python]
+    else:
+        argv = [python, "-I", "-S", str(FAKEHOST), name, str(work)]
+    command = " ".join(shlex.quote(part) for part in argv)
+    assert '"' not in command and "\\" not in command, command  # sshd's option syntax ends it at a quote
+    return command
+
+
+def write_state(work: Path, name: str, platform: str, behaviour: str, delay: float = 3.0) -> None:
+    """``hosts/<name>.state``: ``<platform> <behaviour> <delay>``, the one line the forced command reads at every
+    call, replaced by a rename (a command starting now reads the old state or the new, never half of one)."""
+    assert behaviour in BEHAVIOURS and platform.isalnum(), (platform, behaviour)
+    path = work / "hosts" / f"{name}.state"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(f"{platform} {behaviour} {float(delay)!r}\n")
+    temporary.replace(path)
+
+
+def write_platforms(work: Path, table: dict[str, dict[str, Path]]) -> None:
+    """``platforms/<platform>/<tool>``: a link to the capture the tool prints on that platform."""
+    for platform, tools in table.items():
+        folder = work / "platforms" / platform
+        folder.mkdir(parents=True, exist_ok=True)
+        for tool, path in tools.items():
+            assert tool.isascii() and tool.isalpha() and tool.islower(), tool  # what fakehost.sh accepts
+            (folder / tool).symlink_to(path.resolve())
 
 
 def capture(platform: str, tool: str) -> str:

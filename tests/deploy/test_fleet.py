@@ -7,7 +7,8 @@ Here rather than in tests/estate/: a tests/estate package would shadow tests/est
 advisor tests import).
 
 - The fleet itself: a host answers with its genuine capture, a hung host hangs, a refusing host refuses, and a
-  hostile command line runs nothing (tests/fakehost.py matches the command word, never executes it).
+  hostile command line runs nothing (tests/fakehost.sh, and tests/fakehost.py for slow and hung hosts, match the
+  command word and never execute anything; both entry points are tried with the same hostile lines).
 - vmalert accepts every rule file of alerts/ (MetricsQL is mostly PromQL; a file it refuses is named with why).
 - Today: one ordinary exporter reading one host through ``ssh -F <fleet config> hpux000``; when that host hangs,
   MiddlewareExporterTargetDown reaches the webhook through vmalert and Alertmanager.  The rule reads
@@ -20,25 +21,30 @@ advisor tests import).
 
 from __future__ import annotations
 
-import json
 import os
+import pwd
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from exporter.machine.remote import prefixed
+
 from ..fleet import (
+    COMMANDS,
+    ENTRIES,
     EXPECTED,
-    FAKEHOST,
     Fleet,
     capture,
+    forced_command,
     inventory,
     plan,
     shard_config,
     single_host_config,
+    write_platforms,
+    write_state,
 )
 from ..stack import REPO, Stack, check_rules, rule, rule_files, scaled_rules
 from ..support import free_port, http_get, stop_process
@@ -53,28 +59,74 @@ BACKSTOP = 150.0  # the longest any wait here may take on a loaded machine befor
 
 
 # ---- the forced command on its own (no sshd: quick) ------------------------------------------------------------
-def _fakehost(tmp_path: Path, line: str, platform: str = "hpux") -> subprocess.CompletedProcess:
-    (tmp_path / "hosts").mkdir(exist_ok=True)
-    (tmp_path / "hosts" / "h1.json").write_text(json.dumps({"platform": platform, "behaviour": "healthy"}))
-    (tmp_path / "platforms.json").write_text(json.dumps({platform: {"sar": str(tmp_path / "sar.txt")}}))
-    (tmp_path / "sar.txt").write_text("captured sar\n")
-    return subprocess.run([sys.executable, "-I", "-S", str(FAKEHOST), "h1", str(tmp_path)], capture_output=True,
-                          text=True, env={"SSH_ORIGINAL_COMMAND": line, "PATH": os.environ["PATH"]}, timeout=30)
+CAPTURE = b"captured sar\r\n\tcolumns  and spaces\n\xe9 no newline at the end"
+# Lines a client might send to make the host run something; ``canary`` is a file name relative to the command's
+# working directory, so a line is refused for its shell syntax, not for the slash of a path.
+HOSTILE = [
+    "sar; touch canary", "sar;touch canary", "sar $(touch canary)", "$(touch canary)", "sar `touch canary`",
+    "`touch canary`", "sar -d 5 1 && touch canary", "sar -d 5 1 || touch canary", "sar -d 5 1 | touch canary",
+    "sar -d 5 1 & touch canary", "sar > canary", "sar < canary", "sar '-d;touch canary'", 'sar "$(touch canary)"',
+    "sar\ntouch canary", "sar\n-d", "sar\r\ntouch canary", "sar\t-d", "sar 'unterminated", "sar '-d'",
+    "sar \\-d", "sar${IFS}-d", "sar $IFS", "sar ~", "sar *", "*", "sa?", "s[a]r", "sar {a,b}",
+    "touch canary", "exec touch canary", "PATH=. sar", "sh -c touch", "/usr/bin/sar -d", "./sar", "../sar",
+    "sar ../../canary", "sar -d /etc/passwd", ".", "..", "platforms", "SAR", "mount", "sar -d " + "5" * 65,
+    "s" * 100_000, "sar " + "-d " * 20_000 + "x" * 65, "-d sar", "--help", "-", "sär", "sar é", "", "   ", None,
+]
 
 
-def test_fakehost_prints_the_capture_for_a_known_tool(tmp_path):
-    result = _fakehost(tmp_path, "sar -d 5 1")
-    assert (result.returncode, result.stdout) == (0, "captured sar\n")
+def _fakehost(tmp_path: Path, line: str | None, entry: str = "sh", behaviour: str = "healthy",
+              platform: str = "hpux") -> subprocess.CompletedProcess:
+    """Host h1's forced command as sshd runs it: the authorized_keys command line through the account's shell,
+    the client's line in SSH_ORIGINAL_COMMAND (unset when the client sends none)."""
+    capture_file = tmp_path / "sar.txt"
+    if not capture_file.exists():
+        capture_file.write_bytes(CAPTURE)
+        write_platforms(tmp_path, {platform: {"sar": capture_file}})
+    write_state(tmp_path, "h1", platform, behaviour, delay=0)
+    env = {"PATH": os.environ["PATH"]} | ({} if line is None else {"SSH_ORIGINAL_COMMAND": line})
+    shell = pwd.getpwuid(os.getuid()).pw_shell or "/bin/sh"
+    return subprocess.run([shell, "-c", forced_command(entry, "h1", tmp_path)], capture_output=True, env=env,
+                          cwd=tmp_path, timeout=30)
 
 
-@pytest.mark.parametrize("line", ["sar; touch {canary}", "sar $(touch {canary})", "sar `touch {canary}`",
-                                  "touch {canary}", "/usr/bin/sar -d", "sar -d 5 1 && touch {canary}",
-                                  "sar '-d;touch {canary}'", "sar\ntouch {canary}", "sar 'unterminated", ""])
-def test_fakehost_runs_nothing_it_is_sent(tmp_path, line):
-    canary = tmp_path / "canary"
-    result = _fakehost(tmp_path, line.format(canary=canary))
-    assert result.returncode == 127 and result.stdout == "", result
-    assert not canary.exists()
+@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize("behaviour", ["healthy", "slow"])
+def test_fakehost_prints_the_capture_for_a_known_tool(tmp_path, entry, behaviour):
+    result = _fakehost(tmp_path, "sar -u -d  5 1 ", entry, behaviour)  # a slow host: fakehost.sh hands it on
+    assert (result.returncode, result.stdout, result.stderr) == (0, CAPTURE, b"")
+
+
+# the commands the settings' descriptions offer besides the fleet's (a fleet platform could map any of them)
+DOCUMENTED = [["sar", "-u", "-d", "5", "1"], ["sar", "-d", "-g", "-q", "-r", "5", "1"], ["iostat", "-xn", "5", "2"],
+              ["iostat", "-D", "5", "2"], ["df", "-k"], ["df", "-kP"], ["df", "-g"], ["df", "-m"], ["mount"],
+              ["mount", "-p"], ["mount", "-v"], ["svmon", "-G"], ["lsps", "-s"], ["swapinfo", "-tam"],
+              ["lparstat", "5", "1"]]
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_fakehost_accepts_what_the_exporter_sends(tmp_path, entry):
+    """The fleet's commands and the documented ones as the exporter's ssh prefix sends them (remote.prefixed:
+    each argument quoted for the remote shell; ssh joins the words with spaces) print the capture."""
+    capture_file = tmp_path / "capture.txt"
+    capture_file.write_bytes(CAPTURE)
+    commands = [argv for table in COMMANDS.values() for argv in table.values()] + DOCUMENTED
+    write_platforms(tmp_path, {"hpux": {argv[0]: capture_file for argv in commands}})
+    write_state(tmp_path, "h1", "hpux", "healthy")
+    for argv in commands:
+        line = " ".join(prefixed(["ssh", "h1"], argv)[2:])
+        result = subprocess.run(["/bin/sh", "-c", forced_command(entry, "h1", tmp_path)], capture_output=True,
+                                env={"PATH": os.environ["PATH"], "SSH_ORIGINAL_COMMAND": line}, timeout=30)
+        assert (result.returncode, result.stdout) == (0, CAPTURE), (line, result.stderr)
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize("line", HOSTILE, ids=lambda line: repr(line)[:40])
+def test_fakehost_runs_nothing_it_is_sent(tmp_path, line, entry):
+    result = _fakehost(tmp_path, line, entry)
+    assert result.returncode == 127 and result.stdout == b"", result
+    assert b"not allowed" in result.stderr or b"no interactive login" in result.stderr, result
+    assert not (tmp_path / "canary").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["hosts", "platforms", "sar.txt"]
 
 
 def test_plan_mixes_platforms_and_spreads_behaviours():
