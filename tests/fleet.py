@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .sshd import LoopbackSshd
-from .support import REPO, running_under
+from .support import REPO, naming, running_under
 
 FAKEHOST = Path(__file__).resolve().parent / "fakehost.py"
 FAKEHOST_SH = Path(__file__).resolve().parent / "fakehost.sh"
@@ -197,10 +197,16 @@ class Fleet:
         self.sshd.start()
         return self
 
+    def _processes(self) -> list[str]:
+        """What runs for this fleet: a file under its directory on the command line, or the directory itself as
+        an argument (the forced commands get ``<fleet dir>`` with no slash after it)."""
+        found = running_under(self.work)
+        return found + [line for line in naming(f" {self.work} ") if line not in found]
+
     def stop(self) -> None:
         self.sshd.stop()
         # sshd's session processes outlive the listener; end what any session of this fleet still runs
-        for line in running_under(self.work):
+        for line in self._processes():
             pid = int(line.split(":", 1)[0])
             if pid != os.getpid():
                 try:
@@ -209,7 +215,7 @@ class Fleet:
                     pass
 
     def leftovers(self) -> list[str]:
-        return running_under(self.work)
+        return self._processes()
 
     def __enter__(self) -> Fleet:
         return self.start()

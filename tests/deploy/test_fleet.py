@@ -47,7 +47,7 @@ from ..fleet import (
     write_state,
 )
 from ..stack import REPO, Stack, check_rules, rule, rule_files, scaled_rules
-from ..support import free_port, http_get, stop_process
+from ..support import free_port, http_get, naming, stop_process
 
 FACTOR = 30  # the rules' clock, shortened
 INTERVAL = 2.0  # scrape and evaluation interval (s)
@@ -186,6 +186,30 @@ def test_a_hung_host_hangs_a_refusing_host_refuses_and_nothing_hostile_runs(flee
     assert fleet.ssh(refusing, "sar", "-d", "5", "1").returncode == 0
     fleet.set_behaviour("hpux000", "refusing")
     assert fleet.ssh("hpux000", "sar", "-d", "5", "1").returncode == 255
+
+
+@pytest.mark.integration
+def test_a_hung_command_is_seen_as_running_and_ended_with_the_fleet(tmp_path):
+    hosts = plan(4)
+    hosts[1].behaviour = "hung"
+    fleet = Fleet(tmp_path / "fleet", hosts).start()
+    config = tmp_path / "client_config"  # outside the fleet's directory: the fleet must find its own processes
+    config.symlink_to(fleet.ssh_config)
+    client = subprocess.Popen(["ssh", "-F", str(config), hosts[1].name, "iostat", "-d", "5", "1"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # a backstop: the forced command starts in milliseconds
+            if naming(f"fakehost.py {hosts[1].name} "):
+                break
+            time.sleep(0.1)
+        assert naming(f"fakehost.py {hosts[1].name} "), "the hung host's forced command never started"
+        assert any("fakehost.py" in line for line in fleet.leftovers()), fleet.leftovers()
+        fleet.stop()  # with the client still connected: the fleet ends its sessions' commands itself
+        assert not fleet.leftovers() and not naming(f"fakehost.py {hosts[1].name} ")
+    finally:
+        fleet.stop()
+        client.kill()
+        client.communicate()
 
 
 @pytest.mark.integration
