@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -177,28 +178,32 @@ def test_a_hung_or_refusing_host_is_reported_and_backs_off_while_others_are_read
     assert "linux01" not in estate and "5 targets in 1 groups" in estate
 
 
-def _with_control_dir(pid: int) -> list[str]:
-    """Command lines of the processes naming an ssh control directory of an exporter, the exporter's own aside."""
-    return [line.split(": ", 1)[1] for line in naming("mwx-ssh-") if not line.startswith(f"{pid}: ")]
-
-
 def test_connection_masters_are_reused_and_nothing_is_left_at_exit(start_exporter, fleet, tmp_path):
     work, client = fleet
-    exporter = start_exporter(config=_config(client, _inventory(tmp_path, list(HOSTS))))
+    # this exporter's control directory under a TMPDIR of its own (short: a socket's path is at most 107 bytes),
+    # so that another exporter's masters on the machine are not counted
+    parent = Path(tempfile.mkdtemp(prefix="mwx-t", dir="/tmp"))
+
+    def with_control_dir(pid: int) -> list[str]:
+        """Command lines naming this exporter's ssh control directory, the exporter's own aside."""
+        return [line.split(": ", 1)[1] for line in naming(f"{parent}/mwx-ssh-") if not line.startswith(f"{pid}: ")]
+
+    exporter = start_exporter(config=_config(client, _inventory(tmp_path, list(HOSTS))), env={"TMPDIR": str(parent)})
     for _ in range(3):
         for host in HOSTS:
             assert _samples(exporter.get(f"/probe?target={host}&module=unix")[2])["middleware_probe_success"] == 1
-    masters = [line for line in _with_control_dir(exporter.proc.pid) if "[mux]" in line]
+    masters = [line for line in with_control_dir(exporter.proc.pid) if "[mux]" in line]
     assert len(masters) == len(HOSTS)  # one master per host, shared by its later commands
     directory = masters[0].split("ssh: ", 1)[1].rsplit("/", 1)[0]
     assert (os.stat(directory).st_mode & 0o777) == 0o700
     exporter.proc.send_signal(signal.SIGTERM)
     exporter.proc.wait(15)
     deadline = time.monotonic() + 5
-    while _with_control_dir(exporter.proc.pid) and time.monotonic() < deadline:
+    while with_control_dir(exporter.proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _with_control_dir(exporter.proc.pid) == []
-    assert not os.path.exists(directory)
+    assert with_control_dir(exporter.proc.pid) == []
+    assert not os.path.exists(directory) and directory.startswith(f"{parent}/")
+    parent.rmdir()
 
 
 def test_a_module_that_cannot_read_a_target_is_a_configuration_error(tmp_path):
