@@ -55,6 +55,8 @@ def main() -> None:
     tools = os.path.join(fleet, "platforms", platform)
     table = os.listdir(tools)
     line = os.environ.get("SSH_ORIGINAL_COMMAND", "")
+    if len(line) > 1024:  # as fakehost.sh
+        _refuse(f"a command line of {len(line)} characters: not allowed")
     if not _LINE.fullmatch(line):
         _refuse("a character outside [A-Za-z0-9_.,:=+-] and space: not allowed")
     words = line.split()

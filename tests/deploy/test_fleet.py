@@ -70,7 +70,8 @@ HOSTILE = [
     "sar \\-d", "sar${IFS}-d", "sar $IFS", "sar ~", "sar *", "*", "sa?", "s[a]r", "sar {a,b}",
     "touch canary", "exec touch canary", "PATH=. sar", "sh -c touch", "/usr/bin/sar -d", "./sar", "../sar",
     "sar ../../canary", "sar -d /etc/passwd", ".", "..", "platforms", "SAR", "mount", "sar -d " + "5" * 65,
-    "s" * 100_000, "sar " + "-d " * 20_000 + "x" * 65, "-d sar", "--help", "-", "sär", "sar é", "", "   ", None,
+    "s" * 100_000, "sar " + "-d " * 20_000 + "x" * 65, "sar " + "-d " * 300 + "x" * 65,
+    "-d sar", "--help", "-", "sär", "sar é", "", "   ", None,
 ]
 
 
