@@ -27,6 +27,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,14 +206,20 @@ class Fleet:
 
     def stop(self) -> None:
         self.sshd.stop()
-        # sshd's session processes outlive the listener; end what any session of this fleet still runs
-        for line in self._processes():
-            pid = int(line.split(":", 1)[0])
-            if pid != os.getpid():
+        # sshd's session processes outlive the listener; end what any session of this fleet still runs, until none
+        # is listed: a SIGKILL takes effect after kill() returns, and the killed process was still listed by a
+        # leftovers() right after (test_a_hung_command_is_seen_as_running_and_ended_with_the_fleet, 2 runs in 6)
+        give_up = time.monotonic() + 10  # a bound on a loaded machine, not a timing assertion
+        while True:
+            pids = [pid for pid in (int(line.split(":", 1)[0]) for line in self._processes()) if pid != os.getpid()]
+            if not pids or time.monotonic() > give_up:
+                return
+            for pid in pids:
                 try:
                     os.kill(pid, 9)
                 except ProcessLookupError:
                     pass
+            time.sleep(0.02)
 
     def leftovers(self) -> list[str]:
         return self._processes()
