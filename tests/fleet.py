@@ -1,5 +1,6 @@
 """A simulated fleet of remote Unix hosts on ONE real loopback sshd (Debian's openssh-server, tests/sshd.py), for
-tests/deploy/test_fleet.py, bench/fleet.py and bench/fakehost_cost.py (issue 37, item 5).
+tests/deploy/test_fleet.py, tests/web/test_probe_endpoint.py, bench/fleet.py and bench/fakehost_cost.py (issue 37,
+item 5): the project's one simulated estate.
 
 Each host is a name the client's ssh configuration (``Fleet.ssh_config``) maps to the sshd: ``Host hpux017`` ->
 HostName 127.0.0.1, the port, the user, its own ed25519 key ``keys/hpux017``, the sshd's host key in a strict
@@ -27,6 +28,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,10 +87,11 @@ EXPECTED: dict[str, list[tuple[str, dict[str, str], float]]] = {
         ("middleware_host_cpu_mode_ratio", {"mode": "system"}, 0.07),
         # df -k: /dev/vx/dsk/bootdg/rootvol 16525754 5423501 10936996 34% /
         ("middleware_filesystem_avail_bytes", {"mountpoint": "/"}, 10936996 * 1024.0)],
-    "linux": [  # sar Average: all 24.17 0.00 1.67 0.00 0.67 73.50; vda 13.33 tps; uptime load average: 0.94, ...
+    "linux": [  # sar Average: all 24.17 0.00 1.67 0.00 0.67 73.50; vda 13.33 tps; load average: 0.94, 0.98, 1.65
         ("middleware_host_cpu_mode_ratio", {"mode": "user"}, 0.2417),
         ("middleware_host_disk_transfers_per_second", {"device": "vda"}, 13.33),
-        ("middleware_host_load1", {}, 0.94)],
+        ("middleware_host_load1", {}, 0.94), ("middleware_host_load5", {}, 0.98),
+        ("middleware_host_load15", {}, 1.65)],
 }
 
 
@@ -205,14 +208,20 @@ class Fleet:
 
     def stop(self) -> None:
         self.sshd.stop()
-        # sshd's session processes outlive the listener; end what any session of this fleet still runs
-        for line in self._processes():
-            pid = int(line.split(":", 1)[0])
-            if pid != os.getpid():
+        # sshd's session processes outlive the listener; end what any session of this fleet still runs, until none
+        # is listed: a SIGKILL takes effect after kill() returns, and the killed process was still listed by a
+        # leftovers() right after (test_a_hung_command_is_seen_as_running_and_ended_with_the_fleet, 2 runs in 6)
+        give_up = time.monotonic() + 10  # a bound on a loaded machine, not a timing assertion
+        while True:
+            pids = [pid for pid in (int(line.split(":", 1)[0]) for line in self._processes()) if pid != os.getpid()]
+            if not pids or time.monotonic() > give_up:
+                return
+            for pid in pids:
                 try:
                     os.kill(pid, 9)
                 except ProcessLookupError:
                     pass
+            time.sleep(0.02)
 
     def leftovers(self) -> list[str]:
         return self._processes()
@@ -301,9 +310,10 @@ def single_host_config(fleet: Fleet, name: str, interval: float = 60, timeout: f
 
 # ---- the /probe side (issue 37 items 1-3; PROBE.md): every guess about its configuration is here ----------------
 def probe_modules(fleet: Fleet, timeout: float = 20, freshness: float = 30, concurrency: int = 16,
-                  command_timeout: float = 8) -> dict:
+                  command_timeout: float = 8, allow: str = "") -> dict:
     """``modules:`` of a shard reading the fleet: one module per platform (its commands), ssh through the fleet's
-    configuration (host keys, aliases, keys), connections kept between probes."""
+    configuration (host keys, aliases, keys), connections kept between probes; ``allow``: each module's pattern of
+    targets accepted outside the inventory (empty: none)."""
     modules = {}
     for platform, commands in COMMANDS.items():
         text = {tool: commands.get(tool, []) for tool in ("sar", "vmstat", "iostat", "uptime")}
@@ -315,13 +325,21 @@ def probe_modules(fleet: Fleet, timeout: float = 20, freshness: float = 30, conc
         modules[platform] = {"ssh": {"config_file": str(fleet.ssh_config), "control_persist": 120},
                              "collectors": collectors, "timeout": timeout, "freshness": freshness,
                              "concurrency": concurrency}
+        if allow:
+            modules[platform]["allow"] = allow
     return modules
 
 
-def inventory(fleet: Fleet) -> list[dict]:
-    """The fleet as a file_sd inventory: one group per platform, its module in ``__param_module``."""
-    return [{"targets": [name for name, host in fleet.hosts.items() if host.platform == platform],
-             "labels": {"__param_module": platform, "platform": platform}} for platform in COMMANDS]
+def inventory(fleet: Fleet, names: list[str] | None = None) -> list[dict]:
+    """The fleet (or only its hosts ``names``) as a file_sd inventory: one group per platform that has hosts in
+    it, its module in ``__param_module``."""
+    chosen = list(fleet.hosts) if names is None else names
+    groups = []
+    for platform in COMMANDS:
+        targets = [name for name in chosen if fleet.hosts[name].platform == platform]
+        if targets:
+            groups.append({"targets": targets, "labels": {"__param_module": platform, "platform": platform}})
+    return groups
 
 
 def shard_config(fleet: Fleet, inventory_file: Path, **module_options) -> dict:
