@@ -175,7 +175,8 @@ def ts(title: str, unit: str, description: str, targets: list[tuple[str, str] | 
 
 def tbl(title: str, unit: str, description: str, targets: list[tuple[str, str]], *, w: int = 12, h: int = 8,
         mappings: list | None = None, merge: bool = False,
-        column_units: dict[str, str] | None = None, sort_by: tuple[str, bool] | None = None) -> table.Panel:
+        column_units: dict[str, str] | None = None, sort_by: tuple[str, bool] | None = None,
+        rename: dict[str, str] | None = None) -> table.Panel:
     p = (table.Panel().title(title).description(description).unit(unit).datasource(DS).span(w).height(h)
          .targets(_targets(targets, instant=True)))
     if sort_by is not None:  # (column, descending)
@@ -189,6 +190,8 @@ def tbl(title: str, unit: str, description: str, targets: list[tuple[str, str]],
         p = p.override_by_name(column, [dm.DynamicConfigValue(id_val="unit", value=column_unit)])
     if merge:
         p = p.with_transformation(dm.DataTransformerConfig(id_val="merge", options={}))
+    for column, name in (rename or {}).items():  # column headers ("Value #B" -> "collection age")
+        p = p.override_by_name(column, [dm.DynamicConfigValue(id_val="displayName", value=name)])
     p = p.with_transformation(dm.DataTransformerConfig(
         id_val="organize", options={"excludeByName": {"Time": True, "__name__": True, "job": True}}))
     return p
@@ -1144,10 +1147,119 @@ def exporter() -> dm.Dashboard:
               f" or middleware_exporter_tls_certificate_not_after_seconds{{{INST}}}) - time()) / 86400",
               "{{instance}} {{file}} {{subject_cn}}")],
             w=24, sort_by=("Value", False)),
+        *estate_panels(),
     ]
     return dashboard("middleware-exporter", "Middleware: exporter",
-                     "The exporter itself: collector success, duration against timeout, scrape duration.",
+                     "The exporter itself: collector success, duration against timeout, scrape duration; the "
+                     "estate it probes (/probe, docs/estate.md).",
                      panels, tags=["exporter"])
+
+
+# The estate (issue 37, docs/estate.md): the per-target series of /probe, scraped by the probe jobs with instance =
+# the target, and the exporter's own counters of its probes and inventory on /metrics. A row of the exporter
+# dashboard rather than a dashboard of its own: they are the exporter's figures (its collections, its slots, its
+# inventory), and every dashboard shares the job/instance variables the tests and the mixin's rewriting rely on.
+ESTATE = "docs/estate.md"
+ESTATE_NOTE = (" The per-target series come from the probe scrape jobs (instance = the target), not from an "
+               "exporter's /metrics: they show with the Job and Instance variables at All (the Instance list "
+               "names the exporters).")
+PROBE_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="failing", color="red", index=0),
+    "1": dm.ValueMappingResult(text="ok", color="green", index=1),
+})
+RELOAD_MAPPING = dm.ValueMap(options={
+    "0": dm.ValueMappingResult(text="last re-read failed (previous version served)", color="red", index=0),
+    "1": dm.ValueMappingResult(text="file as it is now", color="green", index=1),
+})
+# middleware_target_last_success_timestamp_seconds is 0 for a target never up since its probe's collectors were
+# built: time() - 0 is some 56 years, shown as "never".
+NEVER_UP_MAPPING = dm.RangeMap(options=dm.DashboardRangeMapOptions(
+    from_val=1e9, to=None, result=dm.ValueMappingResult(text="never up since first probed", color="red", index=0)))
+
+
+def estate_panels() -> list:
+    # every column aggregated by (job, instance): the same labels and no metric name, so the table's merge joins
+    # the columns of one target into one row
+    failing = f"(max by (job, instance) (middleware_probe_success{{{INST}}}) == 0)"
+    return [
+        "Estate: multi-target probing (/probe) and the inventory",
+        tbl("Probes failing now", "s",
+            f"{OPERATIONAL}; {ESTATE} (Modules and GET /probe, How a probe is bounded): the probed targets whose "
+            "last collection did not work (middleware_probe_success 0: a target down, a collector failed or timed "
+            "out, a source failed, or no free slot), worst first. Down for: seconds since the target was last up "
+            "(middleware_target_last_success_timestamp_seconds, the oldest of its collectors'). Collection age: "
+            "how old the collection served is (a target backing off is answered with its last one). Back-off: "
+            "seconds until it is read again (doubling from the module's backoff.first up to backoff.cap). Why: "
+            "middleware_target_up and /api/v1/probes on the exporter. Runbook: "
+            f"{RUNBOOKS}/exporter.md#middlewareexportertargetdown." + ESTATE_NOTE,
+            [(failing, "{{instance}}"),
+             (f"time() - min by (job, instance) (middleware_target_last_success_timestamp_seconds{{{INST}}})"
+              f" and on (job, instance) {failing}", "{{instance}}"),
+             (f"max by (job, instance) (middleware_probe_collection_age_seconds{{{INST}}})"
+              f" and on (job, instance) {failing}", "{{instance}}"),
+             (f"max by (job, instance) (middleware_probe_backoff_seconds{{{INST}}}) and on (job, instance) {failing}",
+              "{{instance}}")],
+            mappings=[PROBE_MAPPING], merge=True, w=24, sort_by=("down for", True),
+            rename={"instance": "target (instance)", "Value #A": "probe", "Value #B": "down for",
+                    "Value #C": "collection age", "Value #D": "back-off"}).override_by_name(
+            "Value #B", [dm.DynamicConfigValue(id_val="mappings", value=[NEVER_UP_MAPPING])]),
+        ts("Probe success by job and collection success by module", "percentunit",
+           f"{OPERATIONAL}; {ESTATE} (Modules and GET /probe): the share of the probed targets whose last probe "
+           "worked (avg of middleware_probe_success per probe job), and the share of the collections of each "
+           "module that worked (middleware_probe_collections_total, result success, on the exporter's /metrics; "
+           "the per-target series carry no module label)." + ESTATE_NOTE,
+           [(f"avg by (job) (middleware_probe_success{{{INST}}})", "{{job}} probes succeeding"),
+            (f'sum by (module) (rate(middleware_probe_collections_total{{result="success", {INST}}}[{RI}]))'
+             f" / sum by (module) (rate(middleware_probe_collections_total{{{INST}}}[{RI}]))",
+             "module {{module}} collections succeeding")],
+           min_val=0, max_val=1),
+        ts("Collections by result and probe requests by status", "ops",
+           f"{OPERATIONAL}; {ESTATE} (How a probe is bounded; the exporter's own /metrics): collections started "
+           "per second by module and result (success, degraded: a source failed, failure: a target down or a "
+           "collector failed, no_slot: every slot of the module busy until the deadline: raise its concurrency "
+           "or add a shard), and /probe requests per second by HTTP status (4xx: refused, nothing run).",
+           [(f"sum by (instance, module, result) (rate(middleware_probe_collections_total{{{INST}}}[{RI}]))",
+             "{{instance}} {{module}} {{result}}"),
+            (f"sum by (instance, module, code) (rate(middleware_probe_requests_total{{{INST}}}[{RI}]))",
+             "{{instance}} {{module}} requests {{code}}")]),
+        ts("Collections in flight", "short",
+           f"{OPERATIONAL}; {ESTATE} (How a probe is bounded): collections of each module running now, at most "
+           "the module's concurrency (not exported: see the configuration); a module that stays at its "
+           "concurrency makes probes wait for a slot (result no_slot in Collections by result).",
+           [(f"middleware_probe_collections_in_flight{{{INST}}}", "{{instance}} {{module}}")]),
+        ts("Targets and targets backing off by module", "short",
+           f"{OPERATIONAL}; {ESTATE} (How a probe is bounded): targets each module keeps (probed in the last "
+           "hour) and those waiting out a back-off after a failed collection (hung, refusing or down hosts, "
+           "each tried again once per back-off).",
+           [(f"middleware_probe_targets{{{INST}}}", "{{instance}} {{module}} targets"),
+            (f"middleware_probe_targets_backing_off{{{INST}}}", "{{instance}} {{module}} backing off")]),
+        ts("Probe duration over targets (max, 90th percentile, median)", "s",
+           f"{OPERATIONAL}; {ESTATE} (How a probe is bounded, Sizing): how long the collections served took "
+           "(middleware_probe_duration_seconds), the slowest target and the 90th percentile and median over the "
+           "targets of each probe job; the slowest near the module's timeout means a target hangs until its "
+           "deadline." + ESTATE_NOTE,
+           [(f"max by (job) (middleware_probe_duration_seconds{{{INST}}})", "{{job}} slowest target"),
+            (f"quantile by (job) (0.9, middleware_probe_duration_seconds{{{INST}}})", "{{job}} 90th percentile"),
+            (f"quantile by (job) (0.5, middleware_probe_duration_seconds{{{INST}}})", "{{job}} median")]),
+        ts("Collection age and back-off (max over targets)", "s",
+           f"{OPERATIONAL}; {ESTATE} (How a probe is bounded): the oldest collection served "
+           "(middleware_probe_collection_age_seconds: 0 for one made for the probe, more when served again "
+           "within freshness, read ahead, during a back-off or while a new one is made up to max_staleness) and "
+           "the longest back-off (middleware_probe_backoff_seconds) per probe job. An age growing past the "
+           "scrape interval for healthy targets means the gateway does not keep up." + ESTATE_NOTE,
+           [(f"max by (job) (middleware_probe_collection_age_seconds{{{INST}}})", "{{job}} oldest collection"),
+            (f"max by (job) (middleware_probe_backoff_seconds{{{INST}}})", "{{job}} longest back-off")]),
+        tbl("Inventory", "short",
+            f"{OPERATIONAL}; {ESTATE} (The inventory file): per exporter, whether the inventory file as it is now "
+            "was read (middleware_inventory_last_reload_successful; 0: a newer version is broken and the last good "
+            "one stays served, the error in /api/v1/inventory), the targets served "
+            "(middleware_inventory_targets). Runbook: "
+            f"{RUNBOOKS}/exporter.md#middlewareexporterinventoryreloadfailed.",
+            [(f"max by (job, instance) (middleware_inventory_last_reload_successful{{{INST}}})", "{{instance}}"),
+             (f"max by (job, instance) (middleware_inventory_targets{{{INST}}})", "{{instance}}")],
+            mappings=[RELOAD_MAPPING], merge=True, w=24, h=6,
+            rename={"instance": "exporter (instance)", "Value #A": "last re-read", "Value #B": "targets served"}),
+    ]
 
 
 BUILDERS = {

@@ -106,6 +106,28 @@ local utils = import '../lib/utils.libsonnet';
               source: 'docs/architecture.md, How collection works, self-metrics (none)',
             },
           },
+          // The inventory of the estate (docs/estate.md): a broken new version of the file keeps the last good one
+          // served, as Prometheus keeps its configuration when a reload fails; like Prometheus' own config-reload
+          // alert, a ticket once it has stayed broken: targets added or removed since are not probed as written.
+          // A broken file at start is not this alert's: the exporter does not start (MiddlewareExporterDown).
+          {
+            alert: 'MiddlewareExporterInventoryReloadFailed',
+            expr: 'middleware_inventory_last_reload_successful{%(middlewareSelector)s} == 0' % $._config,
+            'for': '10m',
+            labels: { severity: 'warning', system: 'exporter', guide_row: 'none' },
+            annotations: {
+              summary: "A middleware-exporter's inventory file cannot be read.",
+              description: utils.fold(|||
+                The inventory file of {{ $labels.instance }} (job {{ $labels.job }}) has changed and could not be
+                read for 10 minutes: the exporter still serves its last good version ({{ with printf
+                "middleware_inventory_targets{instance=%q,job=%q}" $labels.instance $labels.job | query }}{{ . |
+                first | value }}{{ end }} targets at /sd and /probe), so the targets added or removed since are
+                not. The error, naming the group and the value, is in /api/v1/inventory and the exporter's log.
+              |||),
+              runbook_url: utils.runbook($._config, 'exporter', 'MiddlewareExporterInventoryReloadFailed'),
+              source: 'docs/estate.md, The inventory file (none)',
+            },
+          },
         ],
       },
     ],

@@ -2,7 +2,8 @@
 fixtures for every collector (a recorded /proc with HPOM, MQ, MQSI, Oracle, VHI and Domino processes; a fixture
 HPOM and two Oracle databases through the DB-API stand-in; a fake mqweb and a stand-in ibmmq publishing resource
 statistics; a stand-in Domino console), with the
-project's recording rules loaded.  Each query must parse and return data.  Grafana's variables are replaced the
+project's recording rules loaded, and probed (/probe, docs/estate.md) at a working and a refused queue manager.
+Each query must parse and return data.  Grafana's variables are replaced the
 way Grafana would expand them for "All": $job -> middleware.* and $instance -> .+ (their allValue),
 $qmgr/$database -> .*, $__rate_interval -> 30s."""
 
@@ -210,6 +211,15 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
                                                f'cat "{system_fixtures("domino") / "show_stat.txt"}"\n')]},
             },
         }
+        # the estate row (docs/estate.md): a module reading queue managers through mqweb, probed at two targets of
+        # the inventory, the fake mqweb (works) and a port where nothing listens (refused: fails, backs off)
+        refused = f"127.0.0.1:{free_port()}"
+        probed = [f"127.0.0.1:{mqweb.port}", refused]
+        (tmp_path / "inventory.yaml").write_text(yaml.safe_dump(
+            [{"targets": probed, "labels": {"__param_module": "mq"}}]))
+        config["inventory"] = {"file": str(tmp_path / "inventory.yaml"), "refresh_interval": 1}
+        config["modules"] = {"mq": {"freshness": 0.5, "collectors": {"ibmmq": {"queue_managers": [
+            {"name": "QM1", "url": "http://{target}", "timeout": 0.5}]}}}}
         path = tmp_path / "exporter.yaml"
         path.write_text(yaml.safe_dump(config))
         (tmp_path / "mq-scenario.json").write_text(json.dumps({
@@ -247,7 +257,14 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
             "scrape_configs": [{"job_name": "middleware", "static_configs": [
                 {"targets": [f"127.0.0.1:{exporter.port}"]}]},
                                {"job_name": "node-exporter", "static_configs": [
-                                   {"targets": [f"127.0.0.1:{node_port}", f"127.0.0.1:{node_fs_port}"]}]}],
+                                   {"targets": [f"127.0.0.1:{node_port}", f"127.0.0.1:{node_fs_port}"]}]},
+                               # the probe job, relabelled as docs/estate.md says (instance = the target)
+                               {"job_name": "middleware-probe", "metrics_path": "/probe",
+                                "params": {"module": ["mq"]}, "static_configs": [{"targets": probed}],
+                                "relabel_configs": [
+                                    {"source_labels": ["__address__"], "target_label": "__param_target"},
+                                    {"source_labels": ["__param_target"], "target_label": "instance"},
+                                    {"target_label": "__address__", "replacement": f"127.0.0.1:{exporter.port}"}]}],
         }))
         log = open(tmp_path / "prometheus.log", "wb")
         procs.append(subprocess.Popen(
@@ -272,7 +289,8 @@ def prometheus_with_fixtures(tmp_path, start_exporter):
                   "middleware_domino_users", "middleware_vhi_sessions_per_cpu", "middleware_host_cpus",
                   "ibmmq_qmgr_interval_destructive_get_total_count_total", "node_cpu_seconds_total",
                   "middleware_filesystem_readonly", "middleware_mountstats_nfs_operations_requests_total",
-                  "middleware_certificate_not_after_seconds", "node_filesystem_device_error"]
+                  "middleware_certificate_not_after_seconds", "node_filesystem_device_error",
+                  "middleware_probe_success == 1", "middleware_probe_success == 0"]
         while time.monotonic() < deadline and not all(query(w)[1] for w in wanted):
             time.sleep(1)
         assert all(query(w)[1] for w in wanted), [w for w in wanted if not query(w)[1]]

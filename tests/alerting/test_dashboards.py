@@ -389,7 +389,14 @@ def test_required_panels_present(dashboards):
     exp = exprs("middleware-exporter")
     for needle in ("middleware_scrape_collector_success", "middleware_scrape_collector_duration_seconds",
                    "middleware_scrape_collector_timeout_seconds", "scrape_duration_seconds{",
-                   "middleware_certificate_not_after_seconds", "middleware_exporter_tls_certificate_not_after_seconds"):
+                   "middleware_certificate_not_after_seconds", "middleware_exporter_tls_certificate_not_after_seconds",
+                   # the estate (issue 37, docs/estate.md): /probe's per-target series, the probe and inventory counters
+                   "middleware_probe_success{", "middleware_probe_duration_seconds{",
+                   "middleware_probe_collection_age_seconds{", "middleware_probe_backoff_seconds{",
+                   "middleware_target_last_success_timestamp_seconds{", "middleware_probe_collections_total{",
+                   "middleware_probe_requests_total{", "middleware_probe_collections_in_flight{",
+                   "middleware_probe_targets{", "middleware_probe_targets_backing_off{",
+                   "middleware_inventory_targets{", "middleware_inventory_last_reload_successful{"):
         assert needle in exp, needle
 
 
