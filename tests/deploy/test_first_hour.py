@@ -232,6 +232,7 @@ def test_one_quick_start_per_system():
     assert text["text"]["command_prefix"][0] == "ssh"
 
 
+@pytest.mark.integration  # two exporter processes per example (about 6 s in all): the full suite runs it
 @pytest.mark.parametrize("name", sorted(QUICKSTARTS))
 def test_quick_start_passes_check_config(name, tmp_path):
     """As shipped (away from its host: --no-password-sources), and on a host where its files exist."""
