@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .sshd import LoopbackSshd
-from .support import REPO, naming, running_under
+from .support import REPO, naming
 
 FAKEHOST = Path(__file__).resolve().parent / "fakehost.py"
 FAKEHOST_SH = Path(__file__).resolve().parent / "fakehost.sh"
@@ -203,8 +203,7 @@ class Fleet:
     def _processes(self) -> list[str]:
         """What runs for this fleet: a file under its directory on the command line, or the directory itself as
         an argument (the forced commands get ``<fleet dir>`` with no slash after it)."""
-        found = running_under(self.work)
-        return found + [line for line in naming(f" {self.work} ") if line not in found]
+        return naming(f"{self.work}/", f" {self.work} ")  # one look through /proc for both
 
     def stop(self) -> None:
         self.sshd.stop()

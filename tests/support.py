@@ -164,15 +164,15 @@ def running_under(directory: Path) -> list[str]:
     return naming(f"{directory}/")
 
 
-def naming(text: str) -> list[str]:
-    """``pid: command line`` of every live process whose command line holds ``text``."""
+def naming(*texts: str) -> list[str]:
+    """``pid: command line`` of every live process whose command line holds one of ``texts``."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if text in cmdline:
+        if any(text in cmdline for text in texts):
             found.append(f"{pid}: {cmdline}")
     return found
 
